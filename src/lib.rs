@@ -1,0 +1,51 @@
+//! # probeval core
+//!
+//! Posterior distributions of classifier performance metrics. This crate holds the hot loops of
+//! the `probeval` Python package: seeded parallel random streams, Beta/Dirichlet sampling, the
+//! metric catalogue, fused "draw -> metrics" kernels and exact Beta distribution functions.
+//!
+//! Everything here is plain Rust: functions take slices and numbers and return
+//! [`Result`]. Only [`python`] (behind the `python` feature, enabled by maturin) knows about
+//! Python; it converts arguments, releases the GIL around each kernel and maps [`Error`] to
+//! `ValueError`.
+//!
+//! Reproducibility: random kernels split their draws into blocks of [`rng::BLOCK`] and give every
+//! block its own stream derived from `(seed, block index)`, so results are bit-identical for any
+//! number of rayon threads.
+
+pub mod metrics;
+pub mod posterior;
+pub mod rng;
+pub mod sampling;
+pub mod special;
+pub mod summary;
+
+#[cfg(feature = "python")]
+mod python;
+
+use std::fmt;
+
+/// The one error type of the core: an invalid argument, described for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// An argument is out of its domain; the message names it and its value.
+    Invalid(String),
+}
+
+impl Error {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::Invalid(message.into())
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Invalid(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

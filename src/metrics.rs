@@ -1,0 +1,371 @@
+//! The binary metric catalogue, evaluated on confusion-matrix cells.
+//!
+//! Cells may be counts or cell probabilities (a Dirichlet draw, normalised or not): every metric
+//! here is a ratio of homogeneous functions of the same degree, so it does not depend on the
+//! scale of the cells. That lets the fused kernels skip normalising their gamma draws.
+//!
+//! Undefined values (a zero denominator) follow scikit-learn's `zero_division` convention: the
+//! metric takes the caller's `zero_division` value (scikit-learn's default behaves as 0.0).
+//! Likelihood ratios and the diagnostic odds ratio are `+inf` when only their denominator is
+//! zero (a positive number over zero), and `zero_division` when the ratio is 0 / 0.
+
+use crate::{Error, Result};
+
+/// One binary confusion matrix: true positives, false positives, true negatives, false negatives.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cells {
+    pub tp: f64,
+    pub fp: f64,
+    pub tn: f64,
+    pub fn_: f64,
+}
+
+impl Cells {
+    pub fn new(tp: f64, fp: f64, tn: f64, fn_: f64) -> Self {
+        Self { tp, fp, tn, fn_ }
+    }
+}
+
+/// A binary classification metric. `FBeta` carries its beta (> 0).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Metric {
+    Accuracy,
+    Precision,
+    Recall,
+    Specificity,
+    Npv,
+    Fpr,
+    Fnr,
+    Fdr,
+    FalseOmissionRate,
+    F1,
+    FBeta(f64),
+    Mcc,
+    BalancedAccuracy,
+    Informedness,
+    Markedness,
+    Kappa,
+    Jaccard,
+    Prevalence,
+    SelectionRate,
+    PositiveLikelihoodRatio,
+    NegativeLikelihoodRatio,
+    DiagnosticOddsRatio,
+    GMean,
+}
+
+/// Canonical names of the binary metrics, in catalogue order.
+pub const BINARY_METRIC_NAMES: [&str; 23] = [
+    "accuracy",
+    "precision",
+    "recall",
+    "specificity",
+    "npv",
+    "fpr",
+    "fnr",
+    "fdr",
+    "false_omission_rate",
+    "f1",
+    "fbeta",
+    "mcc",
+    "balanced_accuracy",
+    "informedness",
+    "markedness",
+    "kappa",
+    "jaccard",
+    "prevalence",
+    "selection_rate",
+    "positive_likelihood_ratio",
+    "negative_likelihood_ratio",
+    "diagnostic_odds_ratio",
+    "gmean",
+];
+
+/// `num / den`, or `zero_division` when the denominator is zero.
+#[inline(always)]
+fn ratio(num: f64, den: f64, zero_division: f64) -> f64 {
+    if den > 0.0 { num / den } else { zero_division }
+}
+
+/// `num / den` for quantities that may be unbounded: +inf when only the denominator is zero.
+#[inline(always)]
+fn unbounded_ratio(num: f64, den: f64, zero_division: f64) -> f64 {
+    if den > 0.0 {
+        num / den
+    } else if num > 0.0 {
+        f64::INFINITY
+    } else {
+        zero_division
+    }
+}
+
+impl Metric {
+    /// Parse a canonical metric name. `beta` is used by "fbeta" only.
+    pub fn from_name(name: &str, beta: f64) -> Result<Self> {
+        use Metric::*;
+        Ok(match name {
+            "accuracy" => Accuracy,
+            "precision" => Precision,
+            "recall" => Recall,
+            "specificity" => Specificity,
+            "npv" => Npv,
+            "fpr" => Fpr,
+            "fnr" => Fnr,
+            "fdr" => Fdr,
+            "false_omission_rate" => FalseOmissionRate,
+            "f1" => F1,
+            "fbeta" => {
+                if !(beta.is_finite() && beta > 0.0) {
+                    return Err(Error::invalid(format!(
+                        "beta must be a finite number > 0, got {beta}"
+                    )));
+                }
+                FBeta(beta)
+            }
+            "mcc" => Mcc,
+            "balanced_accuracy" => BalancedAccuracy,
+            "informedness" => Informedness,
+            "markedness" => Markedness,
+            "kappa" => Kappa,
+            "jaccard" => Jaccard,
+            "prevalence" => Prevalence,
+            "selection_rate" => SelectionRate,
+            "positive_likelihood_ratio" => PositiveLikelihoodRatio,
+            "negative_likelihood_ratio" => NegativeLikelihoodRatio,
+            "diagnostic_odds_ratio" => DiagnosticOddsRatio,
+            "gmean" => GMean,
+            other => {
+                return Err(Error::invalid(format!(
+                    "unknown metric {other:?}; valid binary metrics: {}",
+                    BINARY_METRIC_NAMES.join(", ")
+                )));
+            }
+        })
+    }
+
+    /// Evaluate the metric on one confusion matrix.
+    #[inline]
+    pub fn eval(&self, c: &Cells, zero_division: f64) -> f64 {
+        let zd = zero_division;
+        let Cells { tp, fp, tn, fn_ } = *c;
+        let pos = tp + fn_;
+        let neg = fp + tn;
+        match *self {
+            Metric::Accuracy => ratio(tp + tn, pos + neg, zd),
+            Metric::Precision => ratio(tp, tp + fp, zd),
+            Metric::Recall => ratio(tp, pos, zd),
+            Metric::Specificity => ratio(tn, neg, zd),
+            Metric::Npv => ratio(tn, tn + fn_, zd),
+            Metric::Fpr => ratio(fp, neg, zd),
+            Metric::Fnr => ratio(fn_, pos, zd),
+            Metric::Fdr => ratio(fp, tp + fp, zd),
+            Metric::FalseOmissionRate => ratio(fn_, tn + fn_, zd),
+            Metric::F1 => ratio(2.0 * tp, 2.0 * tp + fp + fn_, zd),
+            Metric::FBeta(beta) => {
+                let b2 = beta * beta;
+                ratio((1.0 + b2) * tp, (1.0 + b2) * tp + b2 * fn_ + fp, zd)
+            }
+            Metric::Mcc => {
+                // Square roots taken per factor so that counts near 1e300 cannot overflow.
+                let den = (tp + fp).sqrt() * pos.sqrt() * neg.sqrt() * (tn + fn_).sqrt();
+                // scikit-learn returns 0 when a marginal is empty.
+                if den > 0.0 {
+                    (tp * tn - fp * fn_) / den
+                } else {
+                    0.0
+                }
+            }
+            Metric::BalancedAccuracy => match (pos > 0.0, neg > 0.0) {
+                (true, true) => 0.5 * (tp / pos + tn / neg),
+                // scikit-learn averages the recall of the classes that are present.
+                (true, false) => tp / pos,
+                (false, true) => tn / neg,
+                (false, false) => zd,
+            },
+            Metric::Informedness => {
+                if pos > 0.0 && neg > 0.0 {
+                    tp / pos + tn / neg - 1.0
+                } else {
+                    zd
+                }
+            }
+            Metric::Markedness => {
+                let pred_pos = tp + fp;
+                let pred_neg = tn + fn_;
+                if pred_pos > 0.0 && pred_neg > 0.0 {
+                    tp / pred_pos + tn / pred_neg - 1.0
+                } else {
+                    zd
+                }
+            }
+            Metric::Kappa => {
+                // Cohen's kappa for two raters, in the closed form that avoids 1 - p_e.
+                let den = (tp + fp) * neg + pos * (fn_ + tn);
+                ratio(2.0 * (tp * tn - fn_ * fp), den, zd)
+            }
+            Metric::Jaccard => ratio(tp, tp + fp + fn_, zd),
+            Metric::Prevalence => ratio(pos, pos + neg, zd),
+            Metric::SelectionRate => ratio(tp + fp, pos + neg, zd),
+            Metric::PositiveLikelihoodRatio => {
+                if pos > 0.0 && neg > 0.0 {
+                    unbounded_ratio(tp / pos, fp / neg, zd)
+                } else {
+                    zd
+                }
+            }
+            Metric::NegativeLikelihoodRatio => {
+                if pos > 0.0 && neg > 0.0 {
+                    unbounded_ratio(fn_ / pos, tn / neg, zd)
+                } else {
+                    zd
+                }
+            }
+            Metric::DiagnosticOddsRatio => unbounded_ratio(tp * tn, fp * fn_, zd),
+            Metric::GMean => {
+                if pos > 0.0 && neg > 0.0 {
+                    ((tp / pos) * (tn / neg)).sqrt()
+                } else {
+                    zd
+                }
+            }
+        }
+    }
+}
+
+/// Parse a list of names (all with the same `beta` for "fbeta").
+pub fn parse_metrics(names: &[String], beta: f64) -> Result<Vec<Metric>> {
+    names.iter().map(|n| Metric::from_name(n, beta)).collect()
+}
+
+/// Point values of `metrics` on the counts `cells`.
+pub fn evaluate(cells: &Cells, metrics: &[Metric], zero_division: f64) -> Vec<f64> {
+    metrics
+        .iter()
+        .map(|m| m.eval(cells, zero_division))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> Vec<Metric> {
+        BINARY_METRIC_NAMES
+            .iter()
+            .map(|n| Metric::from_name(n, 2.0).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn every_catalogue_name_parses() {
+        assert_eq!(all().len(), BINARY_METRIC_NAMES.len());
+        let err = Metric::from_name("f2", 1.0).unwrap_err().to_string();
+        assert!(err.contains("unknown metric") && err.contains("balanced_accuracy"));
+        assert!(Metric::from_name("fbeta", 0.0).is_err());
+        assert!(Metric::from_name("fbeta", f64::NAN).is_err());
+    }
+
+    #[test]
+    fn hand_computed_values() {
+        // TP=5285, FP=3184, TN=8000, FN=1000 (the counts of the benchmark in the issue).
+        let c = Cells::new(5285.0, 3184.0, 8000.0, 1000.0);
+        let n = 17469.0;
+        let close = |m: Metric, v: f64| {
+            let got = m.eval(&c, 0.0);
+            assert!(
+                (got - v).abs() < 1e-12 * v.abs().max(1.0),
+                "{m:?}: {got} vs {v}"
+            );
+        };
+        close(Metric::Accuracy, 13285.0 / n);
+        close(Metric::Precision, 5285.0 / 8469.0);
+        close(Metric::Recall, 5285.0 / 6285.0);
+        close(Metric::Specificity, 8000.0 / 11184.0);
+        close(Metric::Npv, 8000.0 / 9000.0);
+        close(Metric::Fpr, 3184.0 / 11184.0);
+        close(Metric::Fnr, 1000.0 / 6285.0);
+        close(Metric::Fdr, 3184.0 / 8469.0);
+        close(Metric::FalseOmissionRate, 1000.0 / 9000.0);
+        close(Metric::F1, 2.0 * 5285.0 / (2.0 * 5285.0 + 3184.0 + 1000.0));
+        close(
+            Metric::FBeta(2.0),
+            5.0 * 5285.0 / (5.0 * 5285.0 + 4.0 * 1000.0 + 3184.0),
+        );
+        let mcc =
+            (5285.0 * 8000.0 - 3184.0 * 1000.0) / (8469.0f64 * 6285.0 * 11184.0 * 9000.0).sqrt();
+        close(Metric::Mcc, mcc);
+        close(
+            Metric::BalancedAccuracy,
+            0.5 * (5285.0 / 6285.0 + 8000.0 / 11184.0),
+        );
+        close(
+            Metric::Informedness,
+            5285.0 / 6285.0 + 8000.0 / 11184.0 - 1.0,
+        );
+        close(Metric::Markedness, 5285.0 / 8469.0 + 8000.0 / 9000.0 - 1.0);
+        let po = 13285.0 / n;
+        let pe = (8469.0 * 6285.0 + 9000.0 * 11184.0) / (n * n);
+        close(Metric::Kappa, (po - pe) / (1.0 - pe));
+        close(Metric::Jaccard, 5285.0 / (5285.0 + 3184.0 + 1000.0));
+        close(Metric::Prevalence, 6285.0 / n);
+        close(Metric::SelectionRate, 8469.0 / n);
+        close(
+            Metric::PositiveLikelihoodRatio,
+            (5285.0 / 6285.0) / (3184.0 / 11184.0),
+        );
+        close(
+            Metric::NegativeLikelihoodRatio,
+            (1000.0 / 6285.0) / (8000.0 / 11184.0),
+        );
+        close(
+            Metric::DiagnosticOddsRatio,
+            5285.0 * 8000.0 / (3184.0 * 1000.0),
+        );
+        close(
+            Metric::GMean,
+            (5285.0 / 6285.0 * 8000.0 / 11184.0f64).sqrt(),
+        );
+    }
+
+    #[test]
+    fn scale_invariance() {
+        let c = Cells::new(3.0, 5.0, 7.0, 11.0);
+        let s = Cells::new(3e-3, 5e-3, 7e-3, 11e-3);
+        for m in all() {
+            let (a, b) = (m.eval(&c, 0.0), m.eval(&s, 0.0));
+            assert!((a - b).abs() < 1e-12 * a.abs().max(1.0), "{m:?}");
+        }
+    }
+
+    #[test]
+    fn zero_division_convention() {
+        let empty = Cells::new(0.0, 0.0, 0.0, 0.0);
+        for m in all() {
+            let v = m.eval(&empty, 0.25);
+            // MCC is 0 with an empty marginal (scikit-learn); everything else takes zero_division.
+            let expected = if m == Metric::Mcc { 0.0 } else { 0.25 };
+            assert_eq!(v, expected, "{m:?}");
+        }
+        let no_fp = Cells::new(5.0, 0.0, 5.0, 1.0);
+        assert_eq!(
+            Metric::PositiveLikelihoodRatio.eval(&no_fp, 0.0),
+            f64::INFINITY
+        );
+        assert_eq!(Metric::DiagnosticOddsRatio.eval(&no_fp, 0.0), f64::INFINITY);
+        assert_eq!(Metric::Precision.eval(&no_fp, 0.0), 1.0);
+    }
+
+    #[test]
+    fn huge_counts_do_not_overflow() {
+        let c = Cells::new(4e12, 1e12, 3e12, 2e12);
+        for m in all() {
+            assert!(m.eval(&c, 0.0).is_finite(), "{m:?}");
+        }
+        // The largest counts a float64 holds exactly.
+        let max_exact = 2f64.powi(53);
+        let big = Cells::new(max_exact, max_exact - 1.0, max_exact, 1.0);
+        for m in all() {
+            assert!(m.eval(&big, 0.0).is_finite(), "{m:?}");
+        }
+    }
+}

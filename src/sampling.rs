@@ -1,0 +1,440 @@
+//! Gamma, Beta and Dirichlet sampling into caller-provided buffers.
+//!
+//! * Standard normals: 256-layer ziggurat (Marsaglia & Tsang 2000) with 53-bit uniforms and
+//!   layer/sign bits taken from disjoint bits of the same 64-bit word.
+//! * Gamma(shape, 1): Marsaglia & Tsang (2000) for shape >= 1; for shape < 1 the boost
+//!   Gamma(shape) = Gamma(shape + 1) * U^(1/shape); shape == 0 is the point mass at 0
+//!   (a cell with no data under a zero prior).
+//! * Beta(a, b) = Ga / (Ga + Gb) — faster than a dedicated Beta sampler. When a shape is below 1
+//!   the boost can underflow to 0, so those draws are made in log space instead.
+//! * Dirichlet = normalised gammas, with the same log-space fallback.
+
+use crate::rng::Xoshiro256pp;
+use crate::{Error, Result};
+use std::sync::LazyLock;
+
+/// Right edge of the ziggurat base layer for 256 layers of the standard normal density.
+const ZIG_R: f64 = 3.654_152_885_361_009;
+
+/// Layer edges `x` and density values `f(x) = exp(-x^2 / 2)` of the 256-layer ziggurat.
+pub struct Ziggurat {
+    x: [f64; 257],
+    fx: [f64; 257],
+}
+
+impl Ziggurat {
+    fn build() -> Self {
+        let f = |x: f64| (-0.5 * x * x).exp();
+        // Common area of every layer: the base rectangle plus the tail beyond R.
+        let v = ZIG_R * f(ZIG_R)
+            + (std::f64::consts::PI / 2.0).sqrt() * libm::erfc(ZIG_R / std::f64::consts::SQRT_2);
+        let mut x = [0.0; 257];
+        x[0] = v / f(ZIG_R);
+        x[1] = ZIG_R;
+        for i in 1..256 {
+            let arg = v / x[i] + f(x[i]);
+            x[i + 1] = if arg < 1.0 {
+                (-2.0 * arg.ln()).sqrt()
+            } else {
+                0.0
+            };
+        }
+        x[256] = 0.0;
+        let mut fx = [0.0; 257];
+        for i in 0..257 {
+            fx[i] = f(x[i]);
+        }
+        Self { x, fx }
+    }
+}
+
+static ZIGGURAT: LazyLock<Ziggurat> = LazyLock::new(Ziggurat::build);
+
+/// A Gamma(shape, 1) sampler with its constants precomputed (construct once, draw many times).
+#[derive(Clone, Copy, Debug)]
+pub struct Gamma {
+    /// Marsaglia–Tsang constants for max(shape, shape + 1 if shape < 1).
+    d: f64,
+    c: f64,
+    /// 1 / shape when the boost for shape < 1 is needed, else 0.
+    inv_shape: f64,
+    zero: bool,
+}
+
+impl Gamma {
+    /// Sampler for Gamma(shape, 1); `shape` must be finite and >= 0.
+    pub fn new(shape: f64) -> Result<Self> {
+        if !(shape.is_finite() && shape >= 0.0) {
+            return Err(Error::invalid(format!(
+                "gamma shape must be finite and >= 0, got {shape}"
+            )));
+        }
+        if shape == 0.0 {
+            return Ok(Self {
+                d: 0.0,
+                c: 0.0,
+                inv_shape: 0.0,
+                zero: true,
+            });
+        }
+        let (base, inv_shape) = if shape < 1.0 {
+            (shape + 1.0, 1.0 / shape)
+        } else {
+            (shape, 0.0)
+        };
+        let d = base - 1.0 / 3.0;
+        Ok(Self {
+            d,
+            c: 1.0 / (9.0 * d).sqrt(),
+            inv_shape,
+            zero: false,
+        })
+    }
+
+    /// True when draws of this shape can underflow to zero (shape < 1 or shape == 0).
+    #[inline]
+    pub fn is_small(&self) -> bool {
+        self.zero || self.inv_shape > 0.0
+    }
+}
+
+/// A Beta(a, b) sampler drawing Ga / (Ga + Gb).
+#[derive(Clone, Copy, Debug)]
+pub struct Beta {
+    ga: Gamma,
+    gb: Gamma,
+    log_space: bool,
+}
+
+impl Beta {
+    /// Sampler for Beta(a, b); both parameters finite and >= 0, not both 0.
+    /// Beta(a, 0) is the point mass at 1 and Beta(0, b) the point mass at 0.
+    pub fn new(a: f64, b: f64) -> Result<Self> {
+        if a == 0.0 && b == 0.0 {
+            return Err(Error::invalid(
+                "Beta(0, 0) is improper: no data and a zero prior",
+            ));
+        }
+        let ga = Gamma::new(a)?;
+        let gb = Gamma::new(b)?;
+        Ok(Self {
+            ga,
+            gb,
+            log_space: ga.is_small() || gb.is_small(),
+        })
+    }
+}
+
+/// Draws random variates from one generator (one block of a parallel kernel).
+pub struct Sampler {
+    rng: Xoshiro256pp,
+    zig: &'static Ziggurat,
+}
+
+impl Sampler {
+    pub fn new(rng: Xoshiro256pp) -> Self {
+        Self {
+            rng,
+            zig: &ZIGGURAT,
+        }
+    }
+
+    /// Uniform on (0, 1).
+    #[inline(always)]
+    pub fn uniform(&mut self) -> f64 {
+        self.rng.open01()
+    }
+
+    /// Raw 64 random bits.
+    #[inline(always)]
+    pub fn bits(&mut self) -> u64 {
+        self.rng.next_u64()
+    }
+
+    /// Standard normal.
+    #[inline]
+    pub fn normal(&mut self) -> f64 {
+        let z = self.zig;
+        loop {
+            let bits = self.rng.next_u64();
+            let i = (bits & 0xff) as usize;
+            let negative = bits & 0x100 != 0;
+            let u = (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+            let x = u * z.x[i];
+            let sign = |v: f64| if negative { -v } else { v };
+            if x < z.x[i + 1] {
+                return sign(x);
+            }
+            if i == 0 {
+                // Tail beyond R (Marsaglia 1964).
+                loop {
+                    let a = -self.rng.open01().ln() / ZIG_R;
+                    let b = -self.rng.open01().ln();
+                    if b + b > a * a {
+                        return sign(ZIG_R + a);
+                    }
+                }
+            }
+            let y = z.fx[i] + self.rng.open01() * (z.fx[i + 1] - z.fx[i]);
+            if y < (-0.5 * x * x).exp() {
+                return sign(x);
+            }
+        }
+    }
+
+    /// Marsaglia–Tsang core: a Gamma(d + 1/3) draw.
+    #[inline]
+    fn marsaglia_tsang(&mut self, d: f64, c: f64) -> f64 {
+        loop {
+            let x = self.normal();
+            let t = 1.0 + c * x;
+            if t <= 0.0 {
+                continue;
+            }
+            let v = t * t * t;
+            let u = self.rng.open01();
+            let x2 = x * x;
+            if u < 1.0 - 0.0331 * x2 * x2 || u.ln() < 0.5 * x2 + d * (1.0 - v + v.ln()) {
+                return d * v;
+            }
+        }
+    }
+
+    /// One Gamma(shape, 1) draw.
+    #[inline]
+    pub fn gamma(&mut self, g: &Gamma) -> f64 {
+        if g.zero {
+            return 0.0;
+        }
+        let x = self.marsaglia_tsang(g.d, g.c);
+        if g.inv_shape > 0.0 {
+            x * self.rng.open01().powf(g.inv_shape)
+        } else {
+            x
+        }
+    }
+
+    /// The natural logarithm of one Gamma(shape, 1) draw (−inf for shape 0); never underflows.
+    #[inline]
+    pub fn ln_gamma_variate(&mut self, g: &Gamma) -> f64 {
+        if g.zero {
+            return f64::NEG_INFINITY;
+        }
+        let x = self.marsaglia_tsang(g.d, g.c).ln();
+        if g.inv_shape > 0.0 {
+            x + self.rng.open01().ln() * g.inv_shape
+        } else {
+            x
+        }
+    }
+
+    /// One Beta draw.
+    #[inline]
+    pub fn beta(&mut self, b: &Beta) -> f64 {
+        if !b.log_space {
+            let x = self.gamma(&b.ga);
+            let y = self.gamma(&b.gb);
+            return x / (x + y);
+        }
+        let la = self.ln_gamma_variate(&b.ga);
+        let lb = self.ln_gamma_variate(&b.gb);
+        // x = Ga / (Ga + Gb) = 1 / (1 + exp(lb - la)); exp overflow gives the correct limit 0.
+        if la == f64::NEG_INFINITY {
+            0.0
+        } else if lb == f64::NEG_INFINITY {
+            1.0
+        } else {
+            1.0 / (1.0 + (lb - la).exp())
+        }
+    }
+
+    /// Unnormalised Dirichlet draw: independent gammas written to `out`. Ratio metrics are
+    /// scale-invariant, so the fused kernels skip the normalisation.
+    #[inline]
+    pub fn gammas(&mut self, shapes: &[Gamma], out: &mut [f64]) {
+        for (o, g) in out.iter_mut().zip(shapes) {
+            *o = self.gamma(g);
+        }
+    }
+
+    /// One normalised Dirichlet draw into `out` (same length as `shapes`, not all shapes zero).
+    pub fn dirichlet(&mut self, shapes: &[Gamma], out: &mut [f64]) {
+        self.gammas(shapes, out);
+        let sum: f64 = out.iter().sum();
+        // Far from underflow the direct draw is exact; a tiny (or subnormal) sum means the
+        // shapes are tiny and precision is gone, so the draw is redone in log space.
+        if sum > 1e-280 && sum.is_finite() {
+            out.iter_mut().for_each(|v| *v /= sum);
+            return;
+        }
+        for (o, g) in out.iter_mut().zip(shapes) {
+            *o = self.ln_gamma_variate(g);
+        }
+        let max = out.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut total = 0.0;
+        for v in out.iter_mut() {
+            *v = (*v - max).exp();
+            total += *v;
+        }
+        out.iter_mut().for_each(|v| *v /= total);
+    }
+}
+
+/// Validate Dirichlet parameters and build their gamma samplers.
+pub fn dirichlet_shapes(alpha: &[f64]) -> Result<Vec<Gamma>> {
+    if alpha.is_empty() {
+        return Err(Error::invalid("Dirichlet needs at least one parameter"));
+    }
+    let shapes = alpha
+        .iter()
+        .map(|&a| Gamma::new(a))
+        .collect::<Result<Vec<_>>>()?;
+    if alpha.iter().all(|&a| a == 0.0) {
+        return Err(Error::invalid(
+            "Dirichlet parameters are all zero: no data and a zero prior",
+        ));
+    }
+    Ok(shapes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::stream;
+
+    fn moments(xs: &[f64]) -> (f64, f64, f64, f64) {
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        let m = |k: i32| xs.iter().map(|x| (x - mean).powi(k)).sum::<f64>() / n;
+        let var = m(2);
+        (mean, var, m(3) / var.powf(1.5), m(4) / (var * var))
+    }
+
+    #[test]
+    fn ziggurat_tables_close() {
+        let z = Ziggurat::build();
+        assert!(z.x[255] > 0.0 && z.x[255] < 0.3, "x[255] = {}", z.x[255]);
+        for i in 1..256 {
+            assert!(z.x[i] > z.x[i + 1]);
+        }
+    }
+
+    #[test]
+    fn normal_moments_and_tails() {
+        let mut s = Sampler::new(stream(1, 0));
+        let n = 2_000_000;
+        let xs: Vec<f64> = (0..n).map(|_| s.normal()).collect();
+        let (mean, var, skew, kurt) = moments(&xs);
+        let nf = n as f64;
+        assert!(mean.abs() < 5.0 / nf.sqrt(), "mean {mean}");
+        assert!((var - 1.0).abs() < 5.0 * (2.0 / nf).sqrt(), "var {var}");
+        assert!(skew.abs() < 5.0 * (6.0 / nf).sqrt(), "skew {skew}");
+        assert!((kurt - 3.0).abs() < 5.0 * (24.0 / nf).sqrt(), "kurt {kurt}");
+        // P(|Z| > R) = erfc(R / sqrt 2) ~ 2.58e-4: exercises the tail branch.
+        let p = libm::erfc(ZIG_R / std::f64::consts::SQRT_2);
+        let tail = xs.iter().filter(|x| x.abs() > ZIG_R).count() as f64 / nf;
+        assert!(
+            (tail - p).abs() < 5.0 * (p / nf).sqrt(),
+            "tail {tail} vs {p}"
+        );
+        // P(Z < -1) and P(Z < 0.5) against the normal cdf.
+        for (q, cdf) in [(-1.0, 0.158_655_253_931_457), (0.5, 0.691_462_461_274_013)] {
+            let f = xs.iter().filter(|&&x| x < q).count() as f64 / nf;
+            assert!((f - cdf).abs() < 5.0 * (cdf * (1.0 - cdf) / nf).sqrt());
+        }
+    }
+
+    #[test]
+    fn gamma_moments_across_shapes() {
+        for (k, &shape) in [0.05, 0.5, 1.0, 3.7, 250.0, 1e6, 1e12].iter().enumerate() {
+            let g = Gamma::new(shape).unwrap();
+            let mut s = Sampler::new(stream(11, k as u64));
+            let n = 400_000;
+            let xs: Vec<f64> = (0..n).map(|_| s.gamma(&g)).collect();
+            let (mean, var, skew, _) = moments(&xs);
+            let nf = n as f64;
+            // Mean shape, variance shape, skewness 2 / sqrt(shape).
+            assert!(
+                (mean - shape).abs() < 5.0 * (shape / nf).sqrt(),
+                "shape {shape}: mean {mean}"
+            );
+            let var_sd = shape * ((2.0 + 6.0 / shape) / nf).sqrt();
+            assert!(
+                (var - shape).abs() < 6.0 * var_sd,
+                "shape {shape}: var {var}"
+            );
+            if shape >= 1.0 {
+                let target = 2.0 / shape.sqrt();
+                assert!((skew - target).abs() < 0.05 + 0.2 * target, "skew {skew}");
+            }
+            assert!(xs.iter().all(|x| x.is_finite() && *x >= 0.0));
+        }
+    }
+
+    #[test]
+    fn gamma_zero_shape_is_point_mass() {
+        let g = Gamma::new(0.0).unwrap();
+        let mut s = Sampler::new(stream(3, 0));
+        assert_eq!(s.gamma(&g), 0.0);
+        assert_eq!(s.ln_gamma_variate(&g), f64::NEG_INFINITY);
+        assert!(Gamma::new(-1.0).is_err());
+        assert!(Gamma::new(f64::NAN).is_err());
+        assert!(Gamma::new(f64::INFINITY).is_err());
+    }
+
+    #[test]
+    fn beta_mean_and_variance_incl_log_space() {
+        for (k, &(a, b)) in [(2.0, 5.0), (0.5, 0.5), (0.01, 3.0), (5286.0, 3185.0)]
+            .iter()
+            .enumerate()
+        {
+            let beta = Beta::new(a, b).unwrap();
+            let mut s = Sampler::new(stream(5, k as u64));
+            let n = 400_000;
+            let xs: Vec<f64> = (0..n).map(|_| s.beta(&beta)).collect();
+            assert!(xs.iter().all(|x| (0.0..=1.0).contains(x)));
+            let (mean, var, _, _) = moments(&xs);
+            let m = a / (a + b);
+            let v = a * b / ((a + b) * (a + b) * (a + b + 1.0));
+            let nf = n as f64;
+            assert!(
+                (mean - m).abs() < 5.0 * (v / nf).sqrt(),
+                "Beta({a},{b}) mean {mean} vs {m}"
+            );
+            // Sampling sd of the sample variance: sigma^2 sqrt((kurtosis - 1) / n).
+            let excess = 6.0 * ((a - b).powi(2) * (a + b + 1.0) - a * b * (a + b + 2.0))
+                / (a * b * (a + b + 2.0) * (a + b + 3.0));
+            let var_sd = v * ((excess + 2.0) / nf).sqrt();
+            assert!((var - v).abs() < 5.0 * var_sd, "var {var} vs {v}");
+        }
+    }
+
+    #[test]
+    fn beta_degenerate_parameters() {
+        let mut s = Sampler::new(stream(0, 0));
+        assert_eq!(s.beta(&Beta::new(0.0, 2.0).unwrap()), 0.0);
+        assert_eq!(s.beta(&Beta::new(3.0, 0.0).unwrap()), 1.0);
+        assert!(Beta::new(0.0, 0.0).is_err());
+    }
+
+    #[test]
+    fn dirichlet_sums_to_one_even_for_tiny_shapes() {
+        let mut s = Sampler::new(stream(8, 0));
+        for alpha in [
+            vec![1.0, 2.0, 3.0, 4.0],
+            vec![1e-4; 4],
+            vec![0.0, 1e-5, 0.0, 2.0],
+        ] {
+            let shapes = dirichlet_shapes(&alpha).unwrap();
+            let mut out = vec![0.0; alpha.len()];
+            for _ in 0..10_000 {
+                s.dirichlet(&shapes, &mut out);
+                let sum: f64 = out.iter().sum();
+                assert!((sum - 1.0).abs() < 1e-12, "sum {sum}");
+                assert!(out.iter().all(|v| v.is_finite() && *v >= 0.0));
+            }
+        }
+        assert!(dirichlet_shapes(&[0.0, 0.0]).is_err());
+        assert!(dirichlet_shapes(&[]).is_err());
+    }
+}
