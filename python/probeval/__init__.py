@@ -1,0 +1,37 @@
+"""probeval: posterior distributions of classifier performance.
+
+With labels, without labels, across an ensemble and under noisy labels — and the decisions
+that follow from them ("is model B better than A?", "has performance dropped?"), each with how
+sure it is. The hot loops live in a Rust core (``probeval._core``); this package is the API.
+
+>>> import probeval as pe
+>>> cm = pe.ConfusionMatrix.from_counts(tp=90, fp=10, tn=80, fn=20)
+>>> post = cm.posterior("precision")
+>>> round(post.mean(), 4)
+0.8922
+"""
+
+from __future__ import annotations
+
+from .confusion import ConfusionMatrix
+from .evaluation import Evaluation, evaluate
+from .kde import KDE, kde
+from .metrics import MetricInfo, available_metrics, metric_info
+from .posterior import Posterior
+from .priors import Prior
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "KDE",
+    "ConfusionMatrix",
+    "Evaluation",
+    "MetricInfo",
+    "Posterior",
+    "Prior",
+    "__version__",
+    "available_metrics",
+    "evaluate",
+    "kde",
+    "metric_info",
+]

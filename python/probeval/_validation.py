@@ -1,0 +1,246 @@
+"""Input validation for every public entry point.
+
+Each check names the parameter and shows the offending value, so that a user who passes the wrong
+thing learns what to fix from one line. Public functions call these once, at the boundary; the
+Rust core re-checks only cheap invariants.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: Largest count a float64 holds exactly (2**53); counts beyond it would silently lose precision.
+MAX_EXACT_COUNT = float(2**53)
+#: Largest number of posterior samples per metric (8 bytes each: 800 MB).
+MAX_SAMPLES = 100_000_000
+
+
+def describe(value: Any, limit: int = 60) -> str:
+    """Short repr of a user value for an error message."""
+    if isinstance(value, np.ndarray):
+        text = f"array of shape {value.shape} and dtype {value.dtype}"
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_real_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def check_real(name: str, value: Any) -> float:
+    """A real scalar (bools and strings are rejected)."""
+    if not _is_real_number(value):
+        raise TypeError(f"{name} must be a real number, got {describe(value)}")
+    return float(value)
+
+
+def check_finite(name: str, value: Any) -> float:
+    number = check_real(name, value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be finite, got {number!r}")
+    return number
+
+
+def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    number = check_finite(name, value)
+    if number < 0 or (number == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {bound}, got {number!r}")
+    return number
+
+
+def check_open_unit(name: str, value: Any) -> float:
+    """A probability strictly between 0 and 1 (e.g. ``ci``)."""
+    number = check_real(name, value)
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"{name} must be strictly between 0 and 1, got {number!r}")
+    return number
+
+
+def check_ci(ci: Any) -> float:
+    return check_open_unit("ci", ci)
+
+
+def check_threshold(threshold: Any) -> float:
+    number = check_real("threshold", threshold)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"threshold must be in [0, 1], got {number!r}")
+    return number
+
+
+def check_n_samples(n_samples: Any, name: str = "n_samples") -> int:
+    if isinstance(n_samples, (bool, np.bool_)) or not isinstance(n_samples, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {describe(n_samples)}")
+    number = int(n_samples)
+    if number < 1:
+        raise ValueError(f"{name} must be at least 1, got {number}")
+    if number > MAX_SAMPLES:
+        raise ValueError(f"{name} must be at most {MAX_SAMPLES:,}, got {number:,}")
+    return number
+
+
+def check_zero_division(value: Any) -> float:
+    """scikit-learn's ``zero_division``: 0, 1 or nan (``"warn"`` behaves as 0)."""
+    if isinstance(value, str) and value == "warn":
+        return 0.0
+    number = check_real("zero_division", value)
+    if not (number in (0.0, 1.0) or math.isnan(number)):
+        raise ValueError(f'zero_division must be 0, 1, nan or "warn", got {value!r}')
+    return number
+
+
+def check_beta(beta: Any) -> float:
+    number = check_finite("beta", beta)
+    if number <= 0:
+        raise ValueError(f"beta (of the F-beta score) must be > 0, got {number!r}")
+    return number
+
+
+def as_1d(name: str, values: Any) -> np.ndarray:
+    """A non-empty one-dimensional array (any dtype; lists and pandas/polars series accepted)."""
+    if values is None:
+        raise TypeError(f"{name} is required, got None")
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be array-like, got the string {describe(values)}")
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got an array of shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    return array
+
+
+def as_float_1d(name: str, values: Any) -> np.ndarray:
+    """A non-empty 1-d float64 array of finite values."""
+    array = as_1d(name, values)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    if not np.isfinite(array).all():
+        bad = array[~np.isfinite(array)][0]
+        raise ValueError(f"{name} must be finite, found {bad!r}")
+    return array
+
+
+def as_probabilities(name: str, values: Any) -> np.ndarray:
+    """Scores that must be probabilities: finite and within [0, 1]."""
+    array = as_float_1d(name, values)
+    low, high = float(array.min()), float(array.max())
+    if low < 0.0 or high > 1.0:
+        bad = low if low < 0.0 else high
+        raise ValueError(f"{name} must be probabilities in [0, 1], found {bad!r}")
+    return array
+
+
+def as_labels(name: str, values: Any) -> np.ndarray:
+    """Class labels: a non-empty 1-d array of hashable values without missing values."""
+    array = as_1d(name, values)
+    if array.dtype.kind == "f":
+        if not np.isfinite(array).all():
+            raise ValueError(f"{name} must not contain NaN or inf")
+        if not np.all(array == np.round(array)):
+            raise ValueError(
+                f"{name} holds non-integer numbers; class labels must be integers, "
+                "strings or booleans (pass scores as y_score)"
+            )
+    elif array.dtype.kind == "c":
+        raise TypeError(f"{name} must not be complex")
+    elif array.dtype.kind == "O":
+        for value in array:
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                raise ValueError(f"{name} contains a missing value ({value!r})")
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError(f"{name} contains an unhashable value {describe(value)}") from None
+    return array
+
+
+def as_weights(name: str, values: Any, n: int) -> np.ndarray:
+    array = as_float_1d(name, values)
+    if array.shape[0] != n:
+        raise ValueError(f"{name} has length {array.shape[0]} but the labels have length {n}")
+    if (array < 0).any():
+        raise ValueError(f"{name} must be >= 0, found {float(array.min())!r}")
+    return array
+
+
+def check_same_length(**arrays: np.ndarray) -> None:
+    lengths = {name: len(array) for name, array in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        detail = ", ".join(f"{name} has {length}" for name, length in lengths.items())
+        raise ValueError(f"inputs must have the same length: {detail}")
+
+
+def as_count(name: str, value: Any) -> float:
+    """One cell count: a whole number in [0, 2**53]."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a whole number, got {describe(value)}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if number < 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    if number != math.floor(number):
+        raise ValueError(
+            f"{name} must be a whole number, got {value!r} "
+            "(weighted counts come from from_predictions(..., sample_weight=...))"
+        )
+    if number > MAX_EXACT_COUNT or (isinstance(value, numbers.Integral) and int(value) > 2**53):
+        raise ValueError(f"{name} must be at most 2**53 (exact in float64), got {value!r}")
+    return number
+
+
+def as_count_matrix(name: str, values: Any, *, whole: bool = True) -> np.ndarray:
+    """A square K x K (K >= 2) matrix of non-negative counts, as float64."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a square array of counts, got {describe(values)}")
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+    if array.dtype.kind == "b" or array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
+    if array.ndim != 2 or array.shape[0] != array.shape[1]:
+        raise ValueError(f"{name} must be a square K x K array, got shape {array.shape}")
+    if array.shape[0] < 2:
+        raise ValueError(f"{name} needs at least 2 classes, got shape {array.shape}")
+    if array.dtype.kind in "iu" and array.size and int(array.max()) > 2**53:
+        raise ValueError(f"{name} has counts above 2**53 (not exact in float64)")
+    matrix = np.array(array, dtype=np.float64)
+    if not np.isfinite(matrix).all():
+        raise ValueError(f"{name} must be finite")
+    if (matrix < 0).any():
+        raise ValueError(f"{name} must be >= 0, found {float(matrix.min())!r}")
+    if whole and not np.all(matrix == np.floor(matrix)):
+        raise ValueError(
+            f"{name} must hold whole numbers "
+            "(weighted counts come from from_predictions(..., sample_weight=...))"
+        )
+    if (matrix > MAX_EXACT_COUNT).any():
+        raise ValueError(f"{name} has counts above 2**53 (not exact in float64)")
+    return matrix
+
+
+def as_name_list(name: str, values: Any) -> list[str]:
+    """A string or a sequence of strings, as a list."""
+    if isinstance(values, str):
+        return [values]
+    if not isinstance(values, Sequence) and not isinstance(values, np.ndarray):
+        raise TypeError(f"{name} must be a string or a list of strings, got {describe(values)}")
+    items = list(values)
+    if not items:
+        raise ValueError(f"{name} must not be empty")
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"{name} must contain strings, got {describe(item)}")
+    return items

@@ -1,0 +1,462 @@
+"""Confusion matrices and the posteriors of their metrics."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._random import derive, seed_from
+from ._validation import (
+    as_count,
+    as_count_matrix,
+    as_labels,
+    as_probabilities,
+    as_weights,
+    check_beta,
+    check_n_samples,
+    check_same_length,
+    check_threshold,
+    check_zero_division,
+    describe,
+)
+from .metrics import STREAM_KEYS, canonical_name, metric_info
+from .posterior import Posterior
+from .priors import BINARY_CELL_INDEX, Prior, resolve_prior
+
+__all__ = ["ConfusionMatrix"]
+
+#: Standard binary label sets, negative class first (scikit-learn's default pos_label=1).
+_STANDARD_BINARY = ((0, 1), (False, True), (-1, 1))
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal, and both booleans or both not (so True does not stand in for the integer 1)."""
+    try:
+        return bool(a == b) and isinstance(a, bool) == isinstance(b, bool)
+    except (TypeError, ValueError):
+        return False
+
+
+def _python_value(value: Any) -> Any:
+    """numpy scalars to plain Python values (stable, JSON-friendly labels)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _sorted_classes(*arrays: np.ndarray) -> list[Any]:
+    values: set[Any] = set()
+    for array in arrays:
+        values.update(_python_value(v) for v in np.unique(array))
+    try:
+        return sorted(values)
+    except TypeError:
+        raise TypeError(
+            f"labels of mixed, unorderable types {sorted(map(repr, values))}; pass labels=[...] "
+            "to fix the class order"
+        ) from None
+
+
+def _resolve_labels(classes: list[Any], labels: Any, pos_label: Any) -> list[Any]:
+    """The class order: user labels, else sorted classes (binary standard sets filled in)."""
+    if labels is not None:
+        listed = labels if isinstance(labels, (list, tuple)) else np.asarray(labels).tolist()
+        order = [_python_value(v) for v in listed]
+        if len(order) < 2:
+            raise ValueError(f"labels must list at least 2 classes, got {describe(labels)}")
+        if len(set(order)) != len(order):
+            raise ValueError(f"labels must be unique, got {describe(labels)}")
+        missing = [c for c in classes if c not in order]
+        if missing:
+            raise ValueError(f"the data contain classes {missing!r} that are not in labels")
+    else:
+        order = list(classes)
+        if len(order) <= 2:
+            for standard in _STANDARD_BINARY:
+                if all(any(_same_value(c, s) for s in standard) for c in order):
+                    order = list(standard)
+                    break
+    if pos_label is not None:
+        if len(order) != 2:
+            raise ValueError(f"pos_label needs binary data, found {len(order)} classes")
+        if pos_label not in order:
+            raise ValueError(f"pos_label={pos_label!r} is not one of the classes {order!r}")
+        order = [c for c in order if c != pos_label] + [pos_label]
+    if len(order) < 2:
+        raise ValueError(
+            f"only one class ({order[0]!r}) is present; pass labels=[...] listing both classes"
+        )
+    return order
+
+
+def _encode(values: np.ndarray, order: list[Any]) -> np.ndarray:
+    """Index of each value in ``order``."""
+    uniques, inverse = np.unique(values, return_inverse=True)
+    position = {c: i for i, c in enumerate(order)}
+    lookup = np.array([position[_python_value(u)] for u in uniques], dtype=np.intp)
+    return lookup[inverse.reshape(-1)]
+
+
+class ConfusionMatrix:
+    """Counts of (true class, predicted class) pairs.
+
+    Rows are true classes and columns predicted classes, in the order of :attr:`labels`
+    (scikit-learn's layout). For binary data the negative class comes first, so the matrix is
+    ``[[TN, FP], [FN, TP]]``; the positive class is 1 (or True) unless ``pos_label`` says
+    otherwise.
+
+    Build one with :meth:`from_counts`, :meth:`from_predictions` or :meth:`from_scores`, or
+    directly from a K x K array of whole-number counts.
+    """
+
+    __slots__ = ("_counts", "_labels", "_weighted")
+
+    def __init__(self, counts: Any, labels: Sequence[Any] | None = None) -> None:
+        matrix = as_count_matrix("counts", counts)
+        self._init(matrix, labels, weighted=False)
+
+    def _init(self, matrix: np.ndarray, labels: Sequence[Any] | None, *, weighted: bool) -> None:
+        k = matrix.shape[0]
+        if labels is None:
+            order = list(range(k))
+        else:
+            order = [_python_value(v) for v in labels]
+            if len(order) != k or len(set(order)) != k:
+                raise ValueError(f"labels must be {k} distinct values, got {describe(labels)}")
+        matrix.setflags(write=False)
+        self._counts = matrix
+        self._labels = tuple(order)
+        self._weighted = weighted
+
+    @classmethod
+    def _from_matrix(
+        cls, matrix: np.ndarray, labels: Sequence[Any] | None, *, weighted: bool
+    ) -> ConfusionMatrix:
+        cm = cls.__new__(cls)
+        cm._init(matrix, labels, weighted=weighted)
+        return cm
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def from_counts(
+        cls,
+        counts: Any = None,
+        *,
+        tp: Any = None,
+        fp: Any = None,
+        tn: Any = None,
+        fn: Any = None,
+        labels: Sequence[Any] | None = None,
+    ) -> ConfusionMatrix:
+        """From the four binary cells (``tp=, fp=, tn=, fn=``) or a K x K count array.
+
+        Counts must be whole numbers in [0, 2**53] (exact in float64, so 10**12 is fine).
+        """
+        cells = {"tp": tp, "fp": fp, "tn": tn, "fn": fn}
+        given = {name for name, value in cells.items() if value is not None}
+        if counts is not None:
+            if given:
+                raise TypeError("pass either a count array or tp/fp/tn/fn, not both")
+            return cls(counts, labels)
+        if given != set(cells):
+            missing = ", ".join(sorted(set(cells) - given))
+            raise TypeError(f"from_counts needs tp, fp, tn and fn (missing: {missing})")
+        matrix = np.zeros((2, 2))
+        for name, value in cells.items():
+            matrix[BINARY_CELL_INDEX[name]] = as_count(name, value)
+        return cls._from_matrix(matrix, labels or (0, 1), weighted=False)
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true: Any,
+        y_pred: Any,
+        *,
+        labels: Sequence[Any] | None = None,
+        sample_weight: Any = None,
+        pos_label: Any = None,
+    ) -> ConfusionMatrix:
+        """Count true and predicted labels (any hashable class values).
+
+        Parameters
+        ----------
+        y_true, y_pred : array-like
+            True and predicted class labels of the same length.
+        labels : sequence, optional
+            Class order (as in scikit-learn); default: the sorted classes present. For binary
+            0/1, False/True and -1/1 data both classes are always included.
+        sample_weight : array-like, optional
+            Non-negative weights; the counts become weighted sums.
+        pos_label : optional
+            The positive class of binary data (default 1 or True).
+        """
+        truth = as_labels("y_true", y_true)
+        pred = as_labels("y_pred", y_pred)
+        check_same_length(y_true=truth, y_pred=pred)
+        weights = (
+            None
+            if sample_weight is None
+            else as_weights("sample_weight", sample_weight, len(truth))
+        )
+        order = _resolve_labels(_sorted_classes(truth, pred), labels, pos_label)
+        k = len(order)
+        cell = _encode(truth, order) * k + _encode(pred, order)
+        matrix = (
+            np.bincount(cell, weights=weights, minlength=k * k).astype(np.float64).reshape(k, k)
+        )
+        return cls._from_matrix(matrix, order, weighted=weights is not None)
+
+    @classmethod
+    def from_scores(
+        cls,
+        y_true: Any,
+        y_score: Any,
+        *,
+        threshold: float = 0.5,
+        sample_weight: Any = None,
+        pos_label: Any = None,
+    ) -> ConfusionMatrix:
+        """Binary confusion matrix of scores thresholded at ``threshold``.
+
+        A row is predicted positive when its score is strictly greater than the threshold
+        (scikit-learn's rule: ``predict`` is ``predict_proba > 0.5``).
+        """
+        truth = as_labels("y_true", y_true)
+        scores = as_probabilities("y_score", y_score)
+        check_same_length(y_true=truth, y_score=scores)
+        threshold = check_threshold(threshold)
+        order = _resolve_labels(_sorted_classes(truth), None, pos_label)
+        if len(order) != 2:
+            raise ValueError(f"y_true must be binary for scores, found classes {order!r}")
+        weights = (
+            None
+            if sample_weight is None
+            else as_weights("sample_weight", sample_weight, len(truth))
+        )
+        actual = _encode(truth, order)
+        predicted = (scores > threshold).astype(np.intp)
+        matrix = np.bincount(actual * 2 + predicted, weights=weights, minlength=4)
+        return cls._from_matrix(
+            matrix.astype(np.float64).reshape(2, 2), order, weighted=weights is not None
+        )
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def counts(self) -> np.ndarray:
+        """The K x K count matrix (read-only; rows = true class, columns = predicted)."""
+        return self._counts
+
+    @property
+    def labels(self) -> tuple[Any, ...]:
+        """Class labels in matrix order (for binary data: negative, positive)."""
+        return self._labels
+
+    @property
+    def n_classes(self) -> int:
+        return int(self._counts.shape[0])
+
+    @property
+    def is_binary(self) -> bool:
+        return self.n_classes == 2
+
+    @property
+    def weighted(self) -> bool:
+        """True when built with sample weights (counts may be fractional)."""
+        return self._weighted
+
+    @property
+    def total(self) -> float:
+        """Number of observations (sum of weights when weighted)."""
+        return float(self._counts.sum())
+
+    def _binary_cell(self, name: str) -> float:
+        if not self.is_binary:
+            raise ValueError(
+                f"{name} is defined for binary confusion matrices; "
+                f"this one has {self.n_classes} classes"
+            )
+        return float(self._counts[BINARY_CELL_INDEX[name]])
+
+    @property
+    def tp(self) -> float:
+        return self._binary_cell("tp")
+
+    @property
+    def fp(self) -> float:
+        return self._binary_cell("fp")
+
+    @property
+    def tn(self) -> float:
+        return self._binary_cell("tn")
+
+    @property
+    def fn(self) -> float:
+        return self._binary_cell("fn")
+
+    def cells(self) -> tuple[float, float, float, float]:
+        """(TP, FP, TN, FN) of a binary matrix."""
+        return (self.tp, self.fp, self.tn, self.fn)
+
+    # ------------------------------------------------------------------ metrics
+
+    def _require_binary(self, metric: str) -> None:
+        if not self.is_binary:
+            raise ValueError(
+                f"{metric!r} needs a binary confusion matrix; this one has {self.n_classes} classes"
+            )
+
+    def _check_metric(self, name: str) -> str:
+        metric = canonical_name(name)
+        if metric_info(metric).needs_scores:
+            raise ValueError(
+                f"{metric!r} needs scores, not a confusion matrix: "
+                "use evaluate(y_true, y_score=...)"
+            )
+        self._require_binary(metric)
+        return metric
+
+    def observed(self, metric: str, *, beta: float = 1.0, zero_division: Any = 0.0) -> float:
+        """The metric's value on these counts (the usual point estimate)."""
+        name = self._check_metric(metric)
+        value = _core.binary_metric_values(
+            self.cells(), [name], check_beta(beta), check_zero_division(zero_division)
+        )
+        return float(value[0])
+
+    def posterior(
+        self,
+        metric: str,
+        *,
+        prior: Any = 1.0,
+        n_samples: int = 10_000,
+        rng: Any = None,
+        beta: float = 1.0,
+        zero_division: Any = 0.0,
+        joint: bool = False,
+    ) -> Posterior:
+        """Posterior distribution of one metric.
+
+        Proportion metrics (accuracy, precision, recall, ...) get their exact Beta posterior
+        and draw samples only when asked; the others are computed from ``n_samples`` Dirichlet
+        draws of the cell probabilities. See :func:`probeval.evaluate` for the parameters.
+        """
+        name = self._check_metric(metric)
+        posteriors = self._posteriors(
+            [name],
+            prior=resolve_prior(prior, self.n_classes),
+            n_samples=check_n_samples(n_samples),
+            seed=seed_from(rng),
+            beta=check_beta(beta),
+            zero_division=check_zero_division(zero_division),
+            joint=bool(joint),
+        )
+        return posteriors[name]
+
+    def _posteriors(
+        self,
+        names: list[str],
+        *,
+        prior: Prior,
+        n_samples: int,
+        seed: int,
+        beta: float,
+        zero_division: float,
+        joint: bool,
+    ) -> dict[str, Posterior]:
+        """Posteriors of canonical binary metric names (validated arguments)."""
+        counts = self._counts
+        next_prior = prior.updated(counts)
+        alpha_matrix = prior.dirichlet(counts)
+        tp, fp, tn, fn = (
+            float(alpha_matrix[BINARY_CELL_INDEX[c]]) for c in ("tp", "fp", "tn", "fn")
+        )
+        alpha = (tp, fp, tn, fn)
+        observed = _core.binary_metric_values(self.cells(), names, beta, zero_division)
+        sampled = [n for n in names if joint or not metric_info(n).has_beta]
+        if sampled and sum(alpha) == 0:
+            raise ValueError("no data and a zero prior: the posterior is improper")
+        draws = (
+            _core.binary_metric_draws(
+                alpha, sampled, n_samples, derive(seed, 0), beta, zero_division
+            )
+            if sampled
+            else None
+        )
+        result: dict[str, Posterior] = {}
+        for name, value in zip(names, observed, strict=True):
+            info = metric_info(name)
+            params = None
+            if info.beta_cells is not None:
+                success = [BINARY_CELL_INDEX[c] for c in info.beta_cells[0]]
+                failure = [BINARY_CELL_INDEX[c] for c in info.beta_cells[1]]
+                params = prior.beta(counts, success, failure, joint=joint)
+                if params == (0.0, 0.0):
+                    raise ValueError(
+                        f"{name} has no data "
+                        f"({' + '.join(info.beta_cells[0] + info.beta_cells[1]).upper()} = 0) "
+                        "and a zero prior: its posterior is improper; use a positive prior"
+                    )
+            if name in sampled:
+                assert draws is not None
+                samples = np.ascontiguousarray(draws[sampled.index(name)])
+                result[name] = Posterior(
+                    name,
+                    samples=samples,
+                    beta=params,
+                    observed=value,
+                    bounds=info.bounds,
+                    next_prior=next_prior,
+                )
+            else:
+                result[name] = Posterior(
+                    name,
+                    beta=params,
+                    observed=value,
+                    n_samples=n_samples,
+                    seed=derive(seed, STREAM_KEYS[name]),
+                    bounds=info.bounds,
+                    next_prior=next_prior,
+                )
+        return result
+
+    # ------------------------------------------------------------------ conveniences
+
+    def __add__(self, other: object) -> ConfusionMatrix:
+        """Pool the counts of two matrices over the same classes."""
+        if not isinstance(other, ConfusionMatrix):
+            return NotImplemented
+        if self._labels != other._labels:
+            raise ValueError(
+                f"cannot add matrices with labels {self._labels!r} and {other._labels!r}"
+            )
+        return ConfusionMatrix._from_matrix(
+            self._counts + other._counts, self._labels, weighted=self._weighted or other._weighted
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ConfusionMatrix):
+            return NotImplemented
+        return self._labels == other._labels and bool(np.array_equal(self._counts, other._counts))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form: labels and counts (and the named cells for binary data)."""
+        result: dict[str, Any] = {"labels": list(self._labels), "counts": self._counts.tolist()}
+        if self.is_binary:
+            result.update(dict(zip(("tp", "fp", "tn", "fn"), self.cells(), strict=True)))
+        return result
+
+    def __repr__(self) -> str:
+        def fmt(v: float) -> str:
+            return f"{int(v)}" if v == math.floor(v) and abs(v) < 1e15 else f"{v:.6g}"
+
+        if self.is_binary:
+            tp, fp, tn, fn = (fmt(v) for v in self.cells())
+            return f"ConfusionMatrix(tp={tp}, fp={fp}, tn={tn}, fn={fn}, labels={self._labels!r})"
+        k, n = self.n_classes, fmt(self.total)
+        return f"ConfusionMatrix({k} classes, n={n}, labels={self._labels!r})"

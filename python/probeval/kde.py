@@ -1,0 +1,191 @@
+"""Gaussian kernel density estimates of posterior samples, fast and boundary-aware.
+
+The density is evaluated on a grid by *linear binning* (each sample splits its weight between
+the two nearest grid points, in one Rust pass) followed by a convolution with the sampled
+Gaussian kernel through the FFT (numpy only). The internal grid has about 40 points per
+bandwidth, which keeps the binning error near 1e-4 of the peak density; the result is then
+interpolated onto the requested ``grid_size`` points. A million samples take milliseconds.
+
+Bounded metrics (most live on [0, 1]) are handled by reflection: samples are mirrored at every
+bound the density reaches, so that a posterior piled up against 1 keeps its mass inside [0, 1]
+instead of leaking past the bound.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._validation import as_float_1d, check_real, describe
+
+__all__ = ["KDE", "kde", "kde_bandwidth"]
+
+#: Internal grid points per bandwidth (controls the binning error).
+_POINTS_PER_BANDWIDTH = 40
+#: Largest internal grid.
+_MAX_INTERNAL = 2**17
+#: The estimate extends this many bandwidths beyond the data (where no bound stops it).
+_CUT = 4.0
+
+
+def kde_bandwidth(samples: np.ndarray, rule: str | float = "scott") -> float:
+    """Kernel bandwidth: Scott's or Silverman's rule (as scipy.stats.gaussian_kde), or a number.
+
+    A numeric ``rule`` is the bandwidth itself, in the units of the samples.
+    """
+    if isinstance(rule, str):
+        n = int(samples.shape[0])
+        sd = float(samples.std(ddof=1)) if n > 1 else 0.0
+        key = rule.strip().lower()
+        if key == "scott":
+            return float(sd * n ** (-1.0 / 5.0))
+        if key == "silverman":
+            return float(sd * (n * 3.0 / 4.0) ** (-1.0 / 5.0))
+        raise ValueError(f'bandwidth must be "scott", "silverman" or a number > 0, got {rule!r}')
+    value = check_real("bandwidth", rule)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"bandwidth must be a finite number > 0, got {rule!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class KDE:
+    """A density evaluated on a grid. Call it to interpolate at any points."""
+
+    grid: np.ndarray
+    density: np.ndarray
+    bandwidth: float
+    bounds: tuple[float, float]
+
+    def __call__(self, x: Any) -> np.ndarray:
+        """Density at ``x`` (linear interpolation; 0 outside the grid)."""
+        points = np.asarray(x, dtype=np.float64)
+        if self.grid.shape[0] == 1:  # a point mass
+            return np.where(points == self.grid[0], np.inf, 0.0)
+        return np.asarray(np.interp(points, self.grid, self.density, left=0.0, right=0.0))
+
+    @property
+    def mode(self) -> float:
+        """Location of the maximum, refined by a parabola through the top three grid points."""
+        i = int(np.argmax(self.density))
+        if 0 < i < self.grid.shape[0] - 1:
+            left, mid, right = self.density[i - 1 : i + 2]
+            curvature = left - 2.0 * mid + right
+            if curvature < 0:
+                step = float(self.grid[1] - self.grid[0])
+                offset = 0.5 * (left - right) / curvature
+                return float(self.grid[i] + offset * step)
+        return float(self.grid[i])
+
+    def integral(self) -> float:
+        """Trapezoidal integral of the density over the grid (close to 1)."""
+        if self.grid.shape[0] == 1:
+            return 1.0
+        d, g = self.density, self.grid
+        return float(np.sum((d[1:] + d[:-1]) * np.diff(g)) * 0.5)
+
+    def __repr__(self) -> str:
+        return (
+            f"KDE(bandwidth={self.bandwidth:.4g}, grid=[{self.grid[0]:.4g}, {self.grid[-1]:.4g}]"
+            f" x {self.grid.shape[0]}, mode={self.mode:.4g})"
+        )
+
+
+def _check_bounds(bounds: Any) -> tuple[float, float]:
+    if bounds is None:
+        return (-math.inf, math.inf)
+    try:
+        low, high = bounds
+    except (TypeError, ValueError):
+        raise TypeError(f"bounds must be a pair (low, high), got {describe(bounds)}") from None
+    low = -math.inf if low is None else check_real("bounds[0]", low)
+    high = math.inf if high is None else check_real("bounds[1]", high)
+    if math.isnan(low) or math.isnan(high) or not low < high:
+        raise ValueError(f"bounds must satisfy low < high, got {bounds!r}")
+    return (low, high)
+
+
+def _gaussian_convolve(weights: np.ndarray, step: float, h: float) -> np.ndarray:
+    """Convolve grid weights with a Gaussian of sd h (same length, zero padding)."""
+    m = weights.shape[0]
+    half = min(math.ceil(8.0 * h / step), m)
+    offsets = np.arange(-half, half + 1) * step
+    kernel = np.exp(-0.5 * (offsets / h) ** 2)
+    size = 1 << math.ceil(math.log2(m + 2 * half + 1))
+    spectrum = np.fft.rfft(weights, size) * np.fft.rfft(kernel, size)
+    full = np.fft.irfft(spectrum, size)
+    return full[half : half + m]
+
+
+def kde(
+    samples: Any,
+    *,
+    bounds: tuple[float | None, float | None] | None = None,
+    bandwidth: str | float = "scott",
+    grid_size: int = 512,
+) -> KDE:
+    """Gaussian kernel density estimate of ``samples`` on a grid.
+
+    Parameters
+    ----------
+    samples : array-like
+        One-dimensional finite samples (e.g. ``posterior.samples``).
+    bounds : (low, high), optional
+        Support of the quantity (``None`` for an open side). The density is reflected at each
+        bound it reaches, so no mass leaks outside; samples outside the bounds are an error.
+    bandwidth : "scott", "silverman" or float
+        Bandwidth rule (the same factors as :class:`scipy.stats.gaussian_kde`) or the bandwidth
+        itself.
+    grid_size : int
+        Number of grid points of the returned estimate.
+
+    Returns
+    -------
+    KDE
+        Grid, density values, the bandwidth used and the bounds.
+    """
+    x = as_float_1d("samples", samples)
+    low, high = _check_bounds(bounds)
+    if isinstance(grid_size, bool) or not isinstance(grid_size, (int, np.integer)):
+        raise TypeError(f"grid_size must be an integer, got {describe(grid_size)}")
+    if not 2 <= grid_size <= 2**20:
+        raise ValueError(f"grid_size must be between 2 and 2**20, got {grid_size}")
+    xmin, xmax = float(x.min()), float(x.max())
+    if xmin < low or xmax > high:
+        raise ValueError(f"samples lie outside bounds {bounds!r}: range [{xmin!r}, {xmax!r}]")
+    h = kde_bandwidth(x, bandwidth)
+    if h == 0.0:
+        # All samples identical (and a rule-based bandwidth): a point mass.
+        return KDE(np.array([xmin]), np.array([np.inf]), 0.0, (low, high))
+
+    grid_low = max(low, xmin - _CUT * h)
+    grid_high = min(high, xmax + _CUT * h)
+    reflect_low = grid_low == low
+    reflect_high = grid_high == high
+    span = grid_high - grid_low
+    m = int(min(_MAX_INTERNAL, max(grid_size, math.ceil(span / h * _POINTS_PER_BANDWIDTH) + 1)))
+    step = span / (m - 1)
+    weights = _core.linear_binning(x, grid_low, step, m)
+
+    # Reflection: a sample at bound + t has a mirror image at bound - t. On a grid that starts
+    # at the bound, the binned mirror images are the binned weights reversed around index 0.
+    half = min(math.ceil(8.0 * h / step), m - 1)
+    padded = np.zeros(m + 2 * half)
+    padded[half : half + m] = weights
+    if reflect_low:
+        padded[: half + 1] += weights[half::-1]
+    if reflect_high:
+        padded[m - 1 + half :] += weights[m - 1 - half :][::-1]
+    smoothed = _gaussian_convolve(padded, step, h)[half : half + m]
+    density = smoothed / (x.shape[0] * h * math.sqrt(2.0 * math.pi))
+    np.maximum(density, 0.0, out=density)  # FFT round-off can leave -1e-17
+
+    grid = np.linspace(grid_low, grid_high, grid_size)
+    if grid_size != m:
+        internal = np.linspace(grid_low, grid_high, m)
+        density = np.interp(grid, internal, density)
+    return KDE(grid, density, h, (low, high))

@@ -1,0 +1,171 @@
+"""Priors on confusion-matrix cells, and sequential updating.
+
+A prior is a set of pseudo-counts. ``prior=`` accepts:
+
+* a number ``c >= 0`` — ``c`` pseudo-counts per cell: the Dirichlet over cells gets ``counts + c``
+  and every proportion metric (accuracy, precision, ...) its own ``Beta(successes + c,
+  failures + c)`` — with ``c = 1`` the uniform Beta(1, 1) of the specification;
+* ``"uniform"`` (1), ``"jeffreys"`` (0.5) or ``"haldane"`` (0, improper: only for data that
+  leave no metric undefined);
+* a per-cell array shaped like the confusion matrix (rows = true class, columns = predicted;
+  for binary data ``[[TN, FP], [FN, TP]]``) or, for binary data, a mapping
+  ``{"tp": .., "fp": .., "tn": .., "fn": ..}``. This is a Dirichlet prior; a proportion metric
+  then uses the Dirichlet's own Beta marginal (e.g. precision ~ Beta(TP + a_TP, FP + a_FP));
+* a previous posterior — an :class:`~probeval.Evaluation`, a :class:`~probeval.Posterior` made
+  from a confusion matrix, or a :class:`Prior` — for sequential updating: yesterday's posterior
+  is today's prior, and the result equals the posterior of yesterday's and today's data pooled.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_count_matrix, describe
+
+__all__ = ["Prior", "resolve_prior"]
+
+NAMED_PRIORS = {"uniform": 1.0, "jeffreys": 0.5, "haldane": 0.0}
+
+#: Position of each binary cell in the 2 x 2 matrix [[TN, FP], [FN, TP]].
+BINARY_CELL_INDEX = {"tn": (0, 0), "fp": (0, 1), "fn": (1, 0), "tp": (1, 1)}
+
+
+@dataclass(frozen=True, eq=False)
+class Prior:
+    """Pseudo-counts added to a confusion matrix.
+
+    Parameters
+    ----------
+    base : float or ndarray
+        The prior proper: pseudo-counts per cell, a number or a K x K array.
+    data : ndarray, optional
+        Counts of earlier data absorbed by sequential updating (K x K), added like counts.
+    label : str
+        A short description used in reprs and summaries.
+    """
+
+    base: float | np.ndarray
+    data: np.ndarray | None = field(default=None)
+    label: str = "custom"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.base, np.ndarray):
+            self.base.setflags(write=False)
+        if self.data is not None:
+            self.data.setflags(write=False)
+
+    @property
+    def n_classes(self) -> int | None:
+        """K if the prior is tied to a K x K matrix shape, else None."""
+        if isinstance(self.base, np.ndarray):
+            return int(self.base.shape[0])
+        if self.data is not None:
+            return int(self.data.shape[0])
+        return None
+
+    def _check_shape(self, k: int) -> None:
+        own = self.n_classes
+        if own is not None and own != k:
+            raise ValueError(f"prior is for {own} classes but the confusion matrix has {k}")
+
+    def dirichlet(self, counts: np.ndarray) -> np.ndarray:
+        """Dirichlet parameters for the cells of ``counts`` (same shape)."""
+        self._check_shape(counts.shape[0])
+        alpha = counts + self.base
+        if self.data is not None:
+            alpha = alpha + self.data
+        return np.asarray(alpha, dtype=np.float64)
+
+    def beta(
+        self,
+        counts: np.ndarray,
+        success: list[tuple[int, int]],
+        failure: list[tuple[int, int]],
+        *,
+        joint: bool,
+    ) -> tuple[float, float]:
+        """Beta parameters of a proportion metric whose successes/failures are the given cells.
+
+        Not joint and a scalar prior: ``Beta(successes + c, failures + c)``. Otherwise the
+        Beta marginal of the Dirichlet, which sums the pseudo-counts of the cells.
+        """
+        self._check_shape(counts.shape[0])
+        total = counts if self.data is None else counts + self.data
+
+        def cell_sum(matrix: np.ndarray, cells: list[tuple[int, int]]) -> float:
+            return float(sum(matrix[i, j] for i, j in cells))
+
+        a, b = cell_sum(total, success), cell_sum(total, failure)
+        if isinstance(self.base, np.ndarray):
+            return a + cell_sum(self.base, success), b + cell_sum(self.base, failure)
+        c = float(self.base)
+        if joint:
+            return a + c * len(success), b + c * len(failure)
+        return a + c, b + c
+
+    def updated(self, counts: np.ndarray) -> Prior:
+        """This prior after observing ``counts``: the prior for the next batch of data."""
+        self._check_shape(counts.shape[0])
+        data = counts.copy() if self.data is None else self.data + counts
+        return Prior(self.base, data, label=f"{self.label} + data")
+
+    def __repr__(self) -> str:
+        if isinstance(self.base, np.ndarray):
+            base = f"array of shape {self.base.shape}"
+        else:
+            base = f"{self.base:g}"
+        absorbed = (
+            "" if self.data is None else f", absorbed={float(self.data.sum()):g} observations"
+        )
+        return f"Prior({self.label}: {base} per cell{absorbed})"
+
+
+def resolve_prior(prior: Any, n_classes: int) -> Prior:
+    """Normalise every accepted form of ``prior`` into a :class:`Prior` for K = n_classes."""
+    if isinstance(prior, Prior):
+        prior._check_shape(n_classes)
+        return prior
+    as_prior = getattr(prior, "as_prior", None)
+    if callable(as_prior):
+        result = as_prior()
+        if not isinstance(result, Prior):
+            raise TypeError(f"prior.as_prior() must return a Prior, got {describe(result)}")
+        result._check_shape(n_classes)
+        return result
+    if isinstance(prior, str):
+        key = prior.strip().lower()
+        if key not in NAMED_PRIORS:
+            names = ", ".join(repr(n) for n in NAMED_PRIORS)
+            raise ValueError(f"unknown prior {prior!r}; named priors are {names}")
+        return Prior(NAMED_PRIORS[key], label=key)
+    if isinstance(prior, (bool, np.bool_)):
+        raise TypeError(f"prior must be a number, a name, an array or a posterior, got {prior!r}")
+    if isinstance(prior, numbers.Real):
+        value = float(prior)
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"prior must be a finite number >= 0, got {prior!r}")
+        return Prior(value, label="uniform" if value == 1.0 else f"{value:g} per cell")
+    if isinstance(prior, Mapping):
+        if n_classes != 2:
+            raise ValueError("a prior given as a mapping of cells needs binary data")
+        keys = {str(k).lower() for k in prior}
+        if keys != set(BINARY_CELL_INDEX):
+            raise ValueError(f"prior mapping must have the keys tp, fp, tn, fn; got {sorted(keys)}")
+        matrix = np.zeros((2, 2))
+        for key, value in prior.items():
+            matrix[BINARY_CELL_INDEX[str(key).lower()]] = value
+        prior = matrix
+    if prior is None:
+        raise TypeError("prior must be a number, a name, an array or a posterior, got None")
+    matrix = as_count_matrix("prior", prior, whole=False)
+    if matrix.shape[0] != n_classes:
+        raise ValueError(
+            f"prior has shape {matrix.shape} but the confusion matrix has {n_classes} classes"
+        )
+    return Prior(matrix, label="per-cell")

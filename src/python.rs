@@ -1,0 +1,257 @@
+//! The Python binding `probeval._core` — the only file that imports pyo3 and numpy.
+//!
+//! Every function here is a thin wrapper: extract the arguments (borrowing numpy buffers when
+//! they are contiguous float64), release the GIL around the core call (`py.detach`), turn a
+//! core [`Error`](crate::Error) into `ValueError`, and catch any panic so that a bug surfaces
+//! as `RuntimeError` instead of aborting the interpreter. User-facing validation with friendly
+//! messages happens earlier, in `probeval/_validation.py`; the checks below are the last line.
+
+use crate::metrics::{self, Cells, Metric};
+use crate::{posterior, rng, special, summary};
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use rayon::prelude::*;
+use std::borrow::Cow;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// Run `f` without the GIL; map core errors to ValueError and panics to RuntimeError.
+fn run<T, F>(py: Python<'_>, f: F) -> PyResult<T>
+where
+    F: FnOnce() -> crate::Result<T> + Send,
+    T: Send,
+{
+    match py.detach(move || catch_unwind(AssertUnwindSafe(f))) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(PyValueError::new_err(error.to_string())),
+        Err(_) => Err(PyRuntimeError::new_err(
+            "internal error in probeval's Rust core (this is a bug; please report it)",
+        )),
+    }
+}
+
+/// Borrow a contiguous array, or copy a strided one.
+fn slice<'a>(array: &'a PyReadonlyArray1<'_, f64>) -> Cow<'a, [f64]> {
+    match array.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(array.as_array().iter().copied().collect()),
+    }
+}
+
+fn parse_metrics(names: &[String], beta: f64) -> PyResult<Vec<Metric>> {
+    metrics::parse_metrics(names, beta).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Apply `f` elementwise, in parallel for long inputs (order of results is preserved).
+fn map_values(
+    values: &[f64],
+    f: impl Fn(f64) -> crate::Result<f64> + Sync,
+) -> crate::Result<Vec<f64>> {
+    if values.len() > 4096 {
+        values.par_iter().map(|&v| f(v)).collect()
+    } else {
+        values.iter().map(|&v| f(v)).collect()
+    }
+}
+
+/// Seed of sub-task `key` of the task seeded with `seed` (hierarchical stream splitting).
+#[pyfunction]
+fn derive_seed(seed: u64, key: u64) -> u64 {
+    rng::fork(seed, key)
+}
+
+/// Canonical names of the binary metrics the kernels understand.
+#[pyfunction]
+fn binary_metric_names() -> Vec<&'static str> {
+    metrics::BINARY_METRIC_NAMES.to_vec()
+}
+
+/// Point values of binary metrics on counts (tp, fp, tn, fn).
+#[pyfunction]
+#[pyo3(signature = (cells, metrics, beta = 1.0, zero_division = 0.0))]
+fn binary_metric_values(
+    cells: (f64, f64, f64, f64),
+    metrics: Vec<String>,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Vec<f64>> {
+    let parsed = parse_metrics(&metrics, beta)?;
+    let c = Cells::new(cells.0, cells.1, cells.2, cells.3);
+    Ok(metrics::evaluate(&c, &parsed, zero_division))
+}
+
+/// Metric draws from p ~ Dirichlet(alpha), alpha = (tp, fp, tn, fn) + prior; shape (metrics, n).
+#[pyfunction]
+#[pyo3(signature = (alpha, metrics, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+fn binary_metric_draws<'py>(
+    py: Python<'py>,
+    alpha: (f64, f64, f64, f64),
+    metrics: Vec<String>,
+    n_samples: usize,
+    seed: u64,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let parsed = parse_metrics(&metrics, beta)?;
+    let alpha = [alpha.0, alpha.1, alpha.2, alpha.3];
+    let out = run(py, || {
+        posterior::binary_metric_draws(alpha, &parsed, n_samples, seed, zero_division)
+    })?;
+    PyArray1::from_vec(py, out).reshape([parsed.len(), n_samples])
+}
+
+/// Draws of Beta(a, b) as Ga / (Ga + Gb).
+#[pyfunction]
+fn beta_draws<'py>(
+    py: Python<'py>,
+    a: f64,
+    b: f64,
+    n_samples: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let out = run(py, || posterior::beta_draws(a, b, n_samples, seed))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// Normalised Dirichlet(alpha) draws; shape (n, len(alpha)).
+#[pyfunction]
+fn dirichlet_draws<'py>(
+    py: Python<'py>,
+    alpha: PyReadonlyArray1<'py, f64>,
+    n_samples: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let alpha = slice(&alpha);
+    let k = alpha.len();
+    let out = run(py, || posterior::dirichlet_draws(&alpha, n_samples, seed))?;
+    PyArray1::from_vec(py, out).reshape([n_samples, k])
+}
+
+/// Beta(a, b) cumulative distribution function P[X <= x], elementwise.
+#[pyfunction]
+fn beta_cdf<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray1<'py, f64>,
+    a: f64,
+    b: f64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let x = slice(&x);
+    let out = run(py, || map_values(&x, |v| Ok(special::beta_cdf(v, a, b)?.0)))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// Beta(a, b) survival function P[X > x], elementwise (no cancellation in the upper tail).
+#[pyfunction]
+fn beta_sf<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray1<'py, f64>,
+    a: f64,
+    b: f64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let x = slice(&x);
+    let out = run(py, || map_values(&x, |v| Ok(special::beta_cdf(v, a, b)?.1)))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// Beta(a, b) density, elementwise.
+#[pyfunction]
+fn beta_pdf<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray1<'py, f64>,
+    a: f64,
+    b: f64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let x = slice(&x);
+    let out = run(py, || map_values(&x, |v| special::beta_pdf(v, a, b)))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// Beta(a, b) lower quantiles, elementwise.
+#[pyfunction]
+fn beta_ppf<'py>(
+    py: Python<'py>,
+    q: PyReadonlyArray1<'py, f64>,
+    a: f64,
+    b: f64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let q = slice(&q);
+    let out = run(py, || map_values(&q, |v| special::beta_ppf(v, a, b)))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// Beta(a, b) upper quantiles (x with P[X > x] = q), elementwise.
+#[pyfunction]
+fn beta_isf<'py>(
+    py: Python<'py>,
+    q: PyReadonlyArray1<'py, f64>,
+    a: f64,
+    b: f64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let q = slice(&q);
+    let out = run(py, || map_values(&q, |v| special::beta_isf(v, a, b)))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+/// Exact highest-density interval of Beta(a, b).
+#[pyfunction]
+fn beta_hdi(py: Python<'_>, a: f64, b: f64, ci: f64) -> PyResult<(f64, f64)> {
+    run(py, || special::beta_hdi(a, b, ci))
+}
+
+/// Exact equal-tailed interval of Beta(a, b).
+#[pyfunction]
+fn beta_eti(py: Python<'_>, a: f64, b: f64, ci: f64) -> PyResult<(f64, f64)> {
+    run(py, || special::beta_eti(a, b, ci))
+}
+
+/// Mode of Beta(a, b).
+#[pyfunction]
+fn beta_mode(py: Python<'_>, a: f64, b: f64) -> PyResult<f64> {
+    run(py, || special::beta_mode(a, b))
+}
+
+/// HDI of samples: the shortest window of ceil(ci * n) order statistics, leftmost on ties.
+#[pyfunction]
+fn sample_hdi(py: Python<'_>, samples: PyReadonlyArray1<'_, f64>, ci: f64) -> PyResult<(f64, f64)> {
+    let mut scratch = slice(&samples).into_owned();
+    run(py, move || summary::hdi_in_place(&mut scratch, ci))
+}
+
+/// Equal-tailed interval of samples (numpy's linear quantile interpolation).
+#[pyfunction]
+fn sample_eti(py: Python<'_>, samples: PyReadonlyArray1<'_, f64>, ci: f64) -> PyResult<(f64, f64)> {
+    let mut scratch = slice(&samples).into_owned();
+    run(py, move || summary::eti_in_place(&mut scratch, ci))
+}
+
+/// Linear binning of values onto the grid low + i * step, i = 0..m (for the KDE).
+#[pyfunction]
+fn linear_binning<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, f64>,
+    low: f64,
+    step: f64,
+    m: usize,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let values = slice(&values);
+    let out = run(py, || summary::linear_binning(&values, low, step, m))?;
+    Ok(PyArray1::from_vec(py, out))
+}
+
+#[pymodule]
+mod _core {
+    #[pymodule_export]
+    use super::{
+        beta_cdf, beta_draws, beta_eti, beta_hdi, beta_isf, beta_mode, beta_pdf, beta_ppf, beta_sf,
+        binary_metric_draws, binary_metric_names, binary_metric_values, derive_seed,
+        dirichlet_draws, linear_binning, sample_eti, sample_hdi,
+    };
+
+    #[pymodule_init]
+    fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+        use pyo3::types::PyModuleMethods;
+        m.add("BLOCK_SIZE", crate::rng::BLOCK)?;
+        m.add("MAX_OUTPUT", crate::posterior::MAX_OUTPUT)?;
+        Ok(())
+    }
+}
