@@ -99,6 +99,181 @@ fn unbounded_ratio(num: f64, den: f64, zero_division: f64) -> f64 {
     }
 }
 
+/// Expand `$apply!(formula)` for the formula of metric `$metric` (the one place that maps
+/// metrics to formulas, shared by the scalar and the block evaluators).
+macro_rules! dispatch {
+    ($metric:expr, $apply:ident) => {
+        match *$metric {
+            Metric::Accuracy => $apply!(formula::accuracy),
+            Metric::Precision => $apply!(formula::precision),
+            Metric::Recall => $apply!(formula::recall),
+            Metric::Specificity => $apply!(formula::specificity),
+            Metric::Npv => $apply!(formula::npv),
+            Metric::Fpr => $apply!(formula::fpr),
+            Metric::Fnr => $apply!(formula::fnr),
+            Metric::Fdr => $apply!(formula::fdr),
+            Metric::FalseOmissionRate => $apply!(formula::false_omission_rate),
+            Metric::F1 => $apply!(formula::f1),
+            Metric::FBeta(beta) => {
+                let b2 = beta * beta;
+                $apply!(|tp, fp, tn, fn_, zd| formula::fbeta(tp, fp, tn, fn_, zd, b2))
+            }
+            Metric::Mcc => $apply!(formula::mcc),
+            Metric::BalancedAccuracy => $apply!(formula::balanced_accuracy),
+            Metric::Informedness => $apply!(formula::informedness),
+            Metric::Markedness => $apply!(formula::markedness),
+            Metric::Kappa => $apply!(formula::kappa),
+            Metric::Jaccard => $apply!(formula::jaccard),
+            Metric::Prevalence => $apply!(formula::prevalence),
+            Metric::SelectionRate => $apply!(formula::selection_rate),
+            Metric::PositiveLikelihoodRatio => $apply!(formula::positive_likelihood_ratio),
+            Metric::NegativeLikelihoodRatio => $apply!(formula::negative_likelihood_ratio),
+            Metric::DiagnosticOddsRatio => $apply!(formula::diagnostic_odds_ratio),
+            Metric::GMean => $apply!(formula::gmean),
+        }
+    };
+}
+
+/// The formulas, each a pure function of (TP, FP, TN, FN, zero_division).
+mod formula {
+    use super::{ratio, unbounded_ratio};
+
+    #[inline(always)]
+    pub fn accuracy(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        ratio(tp + tn, tp + fp + tn + fn_, zd)
+    }
+    #[inline(always)]
+    pub fn precision(tp: f64, fp: f64, _tn: f64, _fn: f64, zd: f64) -> f64 {
+        ratio(tp, tp + fp, zd)
+    }
+    #[inline(always)]
+    pub fn recall(tp: f64, _fp: f64, _tn: f64, fn_: f64, zd: f64) -> f64 {
+        ratio(tp, tp + fn_, zd)
+    }
+    #[inline(always)]
+    pub fn specificity(_tp: f64, fp: f64, tn: f64, _fn: f64, zd: f64) -> f64 {
+        ratio(tn, fp + tn, zd)
+    }
+    #[inline(always)]
+    pub fn npv(_tp: f64, _fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        ratio(tn, tn + fn_, zd)
+    }
+    #[inline(always)]
+    pub fn fpr(_tp: f64, fp: f64, tn: f64, _fn: f64, zd: f64) -> f64 {
+        ratio(fp, fp + tn, zd)
+    }
+    #[inline(always)]
+    pub fn fnr(tp: f64, _fp: f64, _tn: f64, fn_: f64, zd: f64) -> f64 {
+        ratio(fn_, tp + fn_, zd)
+    }
+    #[inline(always)]
+    pub fn fdr(tp: f64, fp: f64, _tn: f64, _fn: f64, zd: f64) -> f64 {
+        ratio(fp, tp + fp, zd)
+    }
+    #[inline(always)]
+    pub fn false_omission_rate(_tp: f64, _fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        ratio(fn_, tn + fn_, zd)
+    }
+    #[inline(always)]
+    pub fn f1(tp: f64, fp: f64, _tn: f64, fn_: f64, zd: f64) -> f64 {
+        ratio(2.0 * tp, 2.0 * tp + fp + fn_, zd)
+    }
+    #[inline(always)]
+    pub fn fbeta(tp: f64, fp: f64, _tn: f64, fn_: f64, zd: f64, b2: f64) -> f64 {
+        ratio((1.0 + b2) * tp, (1.0 + b2) * tp + b2 * fn_ + fp, zd)
+    }
+    #[inline(always)]
+    pub fn mcc(tp: f64, fp: f64, tn: f64, fn_: f64, _zd: f64) -> f64 {
+        // Two square roots of pair products: no overflow below 1e150 per cell. scikit-learn
+        // returns 0 when a marginal is empty. The exact value lies in [-1, 1] (Cauchy–Schwarz);
+        // the clamp only bounds rounding error, which grows when cells are subnormal (Dirichlet
+        // draws under a tiny prior).
+        let den = ((tp + fp) * (tp + fn_)).sqrt() * ((tn + fp) * (tn + fn_)).sqrt();
+        let value = ((tp * tn - fp * fn_) / den).clamp(-1.0, 1.0);
+        if den > 0.0 { value } else { 0.0 }
+    }
+    #[inline(always)]
+    pub fn balanced_accuracy(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        let (pos, neg) = (tp + fn_, fp + tn);
+        // scikit-learn averages the recall of the classes that are present.
+        match (pos > 0.0, neg > 0.0) {
+            (true, true) => 0.5 * (tp / pos + tn / neg),
+            (true, false) => tp / pos,
+            (false, true) => tn / neg,
+            (false, false) => zd,
+        }
+    }
+    #[inline(always)]
+    pub fn informedness(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        let (pos, neg) = (tp + fn_, fp + tn);
+        if pos > 0.0 && neg > 0.0 {
+            tp / pos + tn / neg - 1.0
+        } else {
+            zd
+        }
+    }
+    #[inline(always)]
+    pub fn markedness(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        let (pred_pos, pred_neg) = (tp + fp, tn + fn_);
+        if pred_pos > 0.0 && pred_neg > 0.0 {
+            tp / pred_pos + tn / pred_neg - 1.0
+        } else {
+            zd
+        }
+    }
+    #[inline(always)]
+    pub fn kappa(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        // Cohen's kappa for two raters in the closed form that avoids 1 - p_e; exactly within
+        // [-1, 1], clamped against rounding as for MCC.
+        let den = (tp + fp) * (fp + tn) + (tp + fn_) * (fn_ + tn);
+        let value = (2.0 * (tp * tn - fn_ * fp) / den).clamp(-1.0, 1.0);
+        if den > 0.0 { value } else { zd }
+    }
+    #[inline(always)]
+    pub fn jaccard(tp: f64, fp: f64, _tn: f64, fn_: f64, zd: f64) -> f64 {
+        ratio(tp, tp + fp + fn_, zd)
+    }
+    #[inline(always)]
+    pub fn prevalence(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        ratio(tp + fn_, tp + fp + tn + fn_, zd)
+    }
+    #[inline(always)]
+    pub fn selection_rate(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        ratio(tp + fp, tp + fp + tn + fn_, zd)
+    }
+    #[inline(always)]
+    pub fn positive_likelihood_ratio(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        let (pos, neg) = (tp + fn_, fp + tn);
+        if pos > 0.0 && neg > 0.0 {
+            unbounded_ratio(tp / pos, fp / neg, zd)
+        } else {
+            zd
+        }
+    }
+    #[inline(always)]
+    pub fn negative_likelihood_ratio(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        let (pos, neg) = (tp + fn_, fp + tn);
+        if pos > 0.0 && neg > 0.0 {
+            unbounded_ratio(fn_ / pos, tn / neg, zd)
+        } else {
+            zd
+        }
+    }
+    #[inline(always)]
+    pub fn diagnostic_odds_ratio(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        unbounded_ratio(tp * tn, fp * fn_, zd)
+    }
+    #[inline(always)]
+    pub fn gmean(tp: f64, fp: f64, tn: f64, fn_: f64, zd: f64) -> f64 {
+        let (pos, neg) = (tp + fn_, fp + tn);
+        if pos > 0.0 && neg > 0.0 {
+            ((tp / pos) * (tn / neg)).sqrt()
+        } else {
+            zd
+        }
+    }
+}
+
 impl Metric {
     /// Parse a canonical metric name. `beta` is used by "fbeta" only.
     pub fn from_name(name: &str, beta: f64) -> Result<Self> {
@@ -146,89 +321,36 @@ impl Metric {
     /// Evaluate the metric on one confusion matrix.
     #[inline]
     pub fn eval(&self, c: &Cells, zero_division: f64) -> f64 {
-        let zd = zero_division;
         let Cells { tp, fp, tn, fn_ } = *c;
-        let pos = tp + fn_;
-        let neg = fp + tn;
-        match *self {
-            Metric::Accuracy => ratio(tp + tn, pos + neg, zd),
-            Metric::Precision => ratio(tp, tp + fp, zd),
-            Metric::Recall => ratio(tp, pos, zd),
-            Metric::Specificity => ratio(tn, neg, zd),
-            Metric::Npv => ratio(tn, tn + fn_, zd),
-            Metric::Fpr => ratio(fp, neg, zd),
-            Metric::Fnr => ratio(fn_, pos, zd),
-            Metric::Fdr => ratio(fp, tp + fp, zd),
-            Metric::FalseOmissionRate => ratio(fn_, tn + fn_, zd),
-            Metric::F1 => ratio(2.0 * tp, 2.0 * tp + fp + fn_, zd),
-            Metric::FBeta(beta) => {
-                let b2 = beta * beta;
-                ratio((1.0 + b2) * tp, (1.0 + b2) * tp + b2 * fn_ + fp, zd)
-            }
-            Metric::Mcc => {
-                // Square roots taken per factor so that counts near 1e300 cannot overflow.
-                let den = (tp + fp).sqrt() * pos.sqrt() * neg.sqrt() * (tn + fn_).sqrt();
-                // scikit-learn returns 0 when a marginal is empty.
-                if den > 0.0 {
-                    (tp * tn - fp * fn_) / den
-                } else {
-                    0.0
-                }
-            }
-            Metric::BalancedAccuracy => match (pos > 0.0, neg > 0.0) {
-                (true, true) => 0.5 * (tp / pos + tn / neg),
-                // scikit-learn averages the recall of the classes that are present.
-                (true, false) => tp / pos,
-                (false, true) => tn / neg,
-                (false, false) => zd,
-            },
-            Metric::Informedness => {
-                if pos > 0.0 && neg > 0.0 {
-                    tp / pos + tn / neg - 1.0
-                } else {
-                    zd
-                }
-            }
-            Metric::Markedness => {
-                let pred_pos = tp + fp;
-                let pred_neg = tn + fn_;
-                if pred_pos > 0.0 && pred_neg > 0.0 {
-                    tp / pred_pos + tn / pred_neg - 1.0
-                } else {
-                    zd
-                }
-            }
-            Metric::Kappa => {
-                // Cohen's kappa for two raters, in the closed form that avoids 1 - p_e.
-                let den = (tp + fp) * neg + pos * (fn_ + tn);
-                ratio(2.0 * (tp * tn - fn_ * fp), den, zd)
-            }
-            Metric::Jaccard => ratio(tp, tp + fp + fn_, zd),
-            Metric::Prevalence => ratio(pos, pos + neg, zd),
-            Metric::SelectionRate => ratio(tp + fp, pos + neg, zd),
-            Metric::PositiveLikelihoodRatio => {
-                if pos > 0.0 && neg > 0.0 {
-                    unbounded_ratio(tp / pos, fp / neg, zd)
-                } else {
-                    zd
-                }
-            }
-            Metric::NegativeLikelihoodRatio => {
-                if pos > 0.0 && neg > 0.0 {
-                    unbounded_ratio(fn_ / pos, tn / neg, zd)
-                } else {
-                    zd
-                }
-            }
-            Metric::DiagnosticOddsRatio => unbounded_ratio(tp * tn, fp * fn_, zd),
-            Metric::GMean => {
-                if pos > 0.0 && neg > 0.0 {
-                    ((tp / pos) * (tn / neg)).sqrt()
-                } else {
-                    zd
-                }
-            }
+        macro_rules! apply {
+            ($formula:expr) => {
+                $formula(tp, fp, tn, fn_, zero_division)
+            };
         }
+        dispatch!(self, apply)
+    }
+
+    /// Evaluate the metric on a block of confusion matrices given as four cell columns, into
+    /// `out` (all slices of one length). One tight loop per metric, which LLVM vectorises.
+    pub fn eval_into(
+        &self,
+        tp: &[f64],
+        fp: &[f64],
+        tn: &[f64],
+        fn_: &[f64],
+        zero_division: f64,
+        out: &mut [f64],
+    ) {
+        let n = out.len();
+        let (tp, fp, tn, fn_) = (&tp[..n], &fp[..n], &tn[..n], &fn_[..n]);
+        macro_rules! apply {
+            ($formula:expr) => {
+                for i in 0..n {
+                    out[i] = $formula(tp[i], fp[i], tn[i], fn_[i], zero_division);
+                }
+            };
+        }
+        dispatch!(self, apply)
     }
 }
 
@@ -248,6 +370,7 @@ pub fn evaluate(cells: &Cells, metrics: &[Metric], zero_division: f64) -> Vec<f6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::Just;
 
     fn all() -> Vec<Metric> {
         BINARY_METRIC_NAMES
@@ -353,6 +476,39 @@ mod tests {
         );
         assert_eq!(Metric::DiagnosticOddsRatio.eval(&no_fp, 0.0), f64::INFINITY);
         assert_eq!(Metric::Precision.eval(&no_fp, 0.0), 1.0);
+    }
+
+    /// The range every metric's exact value lies in.
+    fn range(m: Metric) -> (f64, f64) {
+        match m {
+            Metric::Mcc | Metric::Informedness | Metric::Markedness | Metric::Kappa => (-1.0, 1.0),
+            Metric::PositiveLikelihoodRatio
+            | Metric::NegativeLikelihoodRatio
+            | Metric::DiagnosticOddsRatio => (0.0, f64::INFINITY),
+            _ => (0.0, 1.0),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn metrics_stay_in_range_for_any_cells(
+            cells in proptest::array::uniform4(proptest::prop_oneof![
+                Just(0.0),
+                0.0f64..1e-300,
+                1e-320f64..1e-300,
+                0.0f64..1.0,
+                0.0f64..1e15,
+            ]),
+            zd in proptest::prop_oneof![Just(0.0), Just(1.0)],
+        ) {
+            let c = Cells::new(cells[0], cells[1], cells[2], cells[3]);
+            for m in all() {
+                let v = m.eval(&c, zd);
+                let (lo, hi) = range(m);
+                proptest::prop_assert!(!v.is_nan(), "{m:?} gave NaN for {cells:?}");
+                proptest::prop_assert!(v >= lo && v <= hi, "{m:?} = {v} for {cells:?}");
+            }
+        }
     }
 
     #[test]

@@ -213,15 +213,28 @@ fn beta_mode(py: Python<'_>, a: f64, b: f64) -> PyResult<f64> {
 /// HDI of samples: the shortest window of ceil(ci * n) order statistics, leftmost on ties.
 #[pyfunction]
 fn sample_hdi(py: Python<'_>, samples: PyReadonlyArray1<'_, f64>, ci: f64) -> PyResult<(f64, f64)> {
-    let mut scratch = slice(&samples).into_owned();
-    run(py, move || summary::hdi_in_place(&mut scratch, ci))
+    let samples = slice(&samples);
+    run(py, || summary::hdi(&samples, ci))
 }
 
 /// Equal-tailed interval of samples (numpy's linear quantile interpolation).
 #[pyfunction]
 fn sample_eti(py: Python<'_>, samples: PyReadonlyArray1<'_, f64>, ci: f64) -> PyResult<(f64, f64)> {
-    let mut scratch = slice(&samples).into_owned();
-    run(py, move || summary::eti_in_place(&mut scratch, ci))
+    let samples = slice(&samples);
+    run(py, || summary::eti(&samples, ci))
+}
+
+/// Quantiles of samples with numpy's linear interpolation, by selection (no full sort).
+#[pyfunction]
+fn sample_quantiles<'py>(
+    py: Python<'py>,
+    samples: PyReadonlyArray1<'py, f64>,
+    q: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let samples = slice(&samples);
+    let q = slice(&q);
+    let out = run(py, || summary::quantiles(&samples, &q))?;
+    Ok(PyArray1::from_vec(py, out))
 }
 
 /// Linear binning of values onto the grid low + i * step, i = 0..m (for the KDE).
@@ -244,7 +257,7 @@ mod _core {
     use super::{
         beta_cdf, beta_draws, beta_eti, beta_hdi, beta_isf, beta_mode, beta_pdf, beta_ppf, beta_sf,
         binary_metric_draws, binary_metric_names, binary_metric_values, derive_seed,
-        dirichlet_draws, linear_binning, sample_eti, sample_hdi,
+        dirichlet_draws, linear_binning, sample_eti, sample_hdi, sample_quantiles,
     };
 
     #[pymodule_init]

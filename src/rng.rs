@@ -89,7 +89,9 @@ impl Xoshiro256pp {
     /// Uniform on the open interval (0, 1): never exactly 0, so `ln(u)` is always finite.
     #[inline(always)]
     pub fn open01(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+        // Through i64: the value fits in 53 bits, and a signed conversion is one instruction on
+        // baseline x86-64 where an unsigned one is several.
+        ((self.next_u64() >> 11) as i64 as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
     }
 }
 

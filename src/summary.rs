@@ -36,12 +36,29 @@ fn check(samples: &[f64], ci: f64) -> Result<()> {
     Ok(())
 }
 
-/// Shortest window of `k` points in sorted data; returns (start index, width).
-fn shortest_window(sorted_low: &[f64], sorted_high: &[f64]) -> usize {
-    // sorted_low[i] is order statistic i, sorted_high[i] is order statistic i + k − 1.
+/// Order-preserving integer key of a (non-NaN) float: the transform behind `f64::total_cmp`,
+/// applied once per value instead of twice per comparison. It is its own inverse.
+#[inline(always)]
+fn key(x: f64) -> i64 {
+    let bits = x.to_bits() as i64;
+    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
+}
+
+#[inline(always)]
+fn unkey(k: i64) -> f64 {
+    f64::from_bits((k ^ ((((k >> 63) as u64) >> 1) as i64)) as u64)
+}
+
+fn keys(samples: &[f64]) -> Vec<i64> {
+    samples.iter().map(|&v| key(v)).collect()
+}
+
+/// Index of the shortest window, given the sorted window starts and window ends.
+fn shortest_window(starts: impl Iterator<Item = f64>, ends: impl Iterator<Item = f64>) -> usize {
+    // starts[i] is order statistic i, ends[i] is order statistic i + k − 1.
     let mut best = 0;
     let mut best_width = f64::INFINITY;
-    for (i, (lo, hi)) in sorted_low.iter().zip(sorted_high).enumerate() {
+    for (i, (lo, hi)) in starts.zip(ends).enumerate() {
         let width = hi - lo;
         if width < best_width {
             best_width = width;
@@ -57,65 +74,94 @@ pub fn hdi_sorted(sorted: &[f64], ci: f64) -> Result<(f64, f64)> {
     let n = sorted.len();
     let k = window_size(n, ci);
     let starts = n - k + 1;
-    let i = shortest_window(&sorted[..starts], &sorted[k - 1..]);
+    let i = shortest_window(
+        sorted[..starts].iter().copied(),
+        sorted[k - 1..].iter().copied(),
+    );
     Ok((sorted[i], sorted[i + k - 1]))
 }
 
-/// HDI of unsorted samples; `scratch` is overwritten (pass a copy to keep the samples).
-pub fn hdi_in_place(scratch: &mut [f64], ci: f64) -> Result<(f64, f64)> {
-    check(scratch, ci)?;
-    let n = scratch.len();
+/// HDI of unsorted samples (left untouched).
+pub fn hdi(samples: &[f64], ci: f64) -> Result<(f64, f64)> {
+    check(samples, ci)?;
+    let n = samples.len();
     let k = window_size(n, ci);
     let starts = n - k + 1; // window starts are order statistics 0 .. starts − 1
     let first_end = k - 1; // window ends are order statistics k − 1 .. n − 1
+    let mut scratch = keys(samples);
     if starts > first_end || n < 64 {
         // The tails overlap (small ci) or the input is tiny: a full sort is simplest.
-        scratch.sort_unstable_by(f64::total_cmp);
-        return hdi_sorted(scratch, ci);
+        scratch.sort_unstable();
+        let i = shortest_window(
+            scratch[..starts].iter().map(|&v| unkey(v)),
+            scratch[first_end..].iter().map(|&v| unkey(v)),
+        );
+        return Ok((unkey(scratch[i]), unkey(scratch[i + k - 1])));
     }
-    // Order statistics 0..starts to the front, sorted.
-    scratch.select_nth_unstable_by(starts - 1, f64::total_cmp);
+    // Order statistics 0..starts to the front (then sorted), first_end..n to the back (sorted).
+    scratch.select_nth_unstable(starts - 1);
     let (low, rest) = scratch.split_at_mut(starts);
-    low.sort_unstable_by(f64::total_cmp);
-    // In the rest (order statistics starts..n), bring first_end..n to the back, sorted.
     let offset = first_end - starts;
-    if offset > 0 {
-        rest.select_nth_unstable_by(offset, f64::total_cmp);
+    let sort_high = |rest: &mut [i64]| {
+        if offset > 0 {
+            rest.select_nth_unstable(offset);
+        }
+        rest[offset..].sort_unstable();
+    };
+    if n >= 1 << 15 {
+        rayon::join(|| low.sort_unstable(), || sort_high(rest));
+    } else {
+        low.sort_unstable();
+        sort_high(rest);
     }
-    let high = &mut rest[offset..];
-    high.sort_unstable_by(f64::total_cmp);
-    let i = shortest_window(low, high);
-    Ok((low[i], high[i]))
+    let high = &rest[offset..];
+    let i = shortest_window(
+        low.iter().map(|&v| unkey(v)),
+        high.iter().map(|&v| unkey(v)),
+    );
+    Ok((unkey(low[i]), unkey(high[i])))
 }
 
-/// Quantile with linear interpolation between order statistics (numpy's default method) of
-/// unsorted data, by selection; `scratch` is reordered.
-pub fn quantile_in_place(scratch: &mut [f64], q: f64) -> Result<f64> {
-    if scratch.is_empty() {
-        return Err(Error::invalid("samples must not be empty"));
-    }
+/// Quantile with linear interpolation between order statistics (numpy's default method), by
+/// selection on integer keys; `scratch` is reordered.
+fn quantile_of_keys(scratch: &mut [i64], q: f64) -> Result<f64> {
     if !(0.0..=1.0).contains(&q) {
         return Err(Error::invalid(format!("q must be in [0, 1], got {q}")));
     }
     let n = scratch.len();
     let pos = q * (n - 1) as f64;
-    let lo = pos.floor() as usize;
+    let lo = (pos.floor() as usize).min(n - 1);
     let frac = pos - lo as f64;
-    let (_, &mut v_lo, rest) = scratch.select_nth_unstable_by(lo, f64::total_cmp);
+    let (_, &mut k_lo, rest) = scratch.select_nth_unstable(lo);
+    let v_lo = unkey(k_lo);
     if frac == 0.0 || rest.is_empty() {
         return Ok(v_lo);
     }
-    let v_hi = rest.iter().copied().fold(f64::INFINITY, f64::min);
+    let v_hi = unkey(rest.iter().copied().min().unwrap_or(k_lo));
     Ok(v_lo + frac * (v_hi - v_lo))
 }
 
-/// Equal-tailed interval of unsorted samples; `scratch` is reordered.
-pub fn eti_in_place(scratch: &mut [f64], ci: f64) -> Result<(f64, f64)> {
-    check(scratch, ci)?;
+/// Several quantiles (each in [0, 1]) of unsorted samples (left untouched). Selection per
+/// quantile, O(n) each — no full sort.
+pub fn quantiles(samples: &[f64], qs: &[f64]) -> Result<Vec<f64>> {
+    if samples.is_empty() {
+        return Err(Error::invalid("samples must not be empty"));
+    }
+    if samples.iter().any(|v| v.is_nan()) {
+        return Err(Error::invalid("samples contain NaN"));
+    }
+    let mut scratch = keys(samples);
+    qs.iter()
+        .map(|&q| quantile_of_keys(&mut scratch, q))
+        .collect()
+}
+
+/// Equal-tailed interval of unsorted samples (left untouched).
+pub fn eti(samples: &[f64], ci: f64) -> Result<(f64, f64)> {
+    check(samples, ci)?;
     let tail = 0.5 * (1.0 - ci);
-    let lo = quantile_in_place(scratch, tail)?;
-    let hi = quantile_in_place(scratch, 1.0 - tail)?;
-    Ok((lo, hi))
+    let values = quantiles(samples, &[tail, 1.0 - tail])?;
+    Ok((values[0], values[1]))
 }
 
 /// Values per chunk of [`linear_binning`]: fixed, so that the summation order (and hence every
@@ -212,10 +258,48 @@ mod tests {
                         (u * u * 50.0).floor() / 50.0
                     })
                     .collect();
-                let mut scratch = data.clone();
-                let fast = hdi_in_place(&mut scratch, ci).unwrap();
+                let fast = hdi(&data, ci).unwrap();
                 assert_eq!(fast, brute_force_hdi(&data, ci), "n={n} ci={ci}");
             }
+        }
+    }
+
+    #[test]
+    fn selection_matches_full_sort_on_large_inputs() {
+        let mut rng = stream(6, 0);
+        let n = 50_000;
+        type Shape = (&'static str, Box<dyn Fn(f64) -> f64>);
+        let shapes: [Shape; 4] = [
+            ("uniform", Box::new(|u| u)),
+            (
+                "skewed with ties",
+                Box::new(|u| (u * u * 200.0).floor() / 200.0),
+            ),
+            ("heavy tail", Box::new(|u| (1.0 / (1.0 - u)).ln().powi(3))),
+            ("few values", Box::new(|u| (u * 3.0).floor())),
+        ];
+        for (name, f) in &shapes {
+            let mut data: Vec<f64> = (0..n).map(|_| f(rng.open01())).collect();
+            for &ci in &[0.5, 0.9, 0.95, 0.99] {
+                assert_eq!(
+                    hdi(&data, ci).unwrap(),
+                    brute_force_hdi(&data, ci),
+                    "{name} ci={ci}"
+                );
+            }
+            // Sorted and reversed inputs are selection's classic worst cases.
+            data.sort_by(f64::total_cmp);
+            assert_eq!(
+                hdi(&data, 0.95).unwrap(),
+                brute_force_hdi(&data, 0.95),
+                "{name} sorted"
+            );
+            data.reverse();
+            assert_eq!(
+                hdi(&data, 0.95).unwrap(),
+                brute_force_hdi(&data, 0.95),
+                "{name} reversed"
+            );
         }
     }
 
@@ -228,11 +312,32 @@ mod tests {
     #[test]
     fn quantiles_match_linear_interpolation() {
         let data = [5.0, 1.0, 4.0, 2.0, 3.0];
-        let mut s = data;
-        assert_eq!(quantile_in_place(&mut s, 0.5).unwrap(), 3.0);
-        assert_eq!(quantile_in_place(&mut s, 0.0).unwrap(), 1.0);
-        assert_eq!(quantile_in_place(&mut s, 1.0).unwrap(), 5.0);
-        assert!((quantile_in_place(&mut s, 0.1).unwrap() - 1.4).abs() < 1e-12);
+        let q = quantiles(&data, &[0.5, 0.0, 1.0, 0.1]).unwrap();
+        assert_eq!(q[..3], [3.0, 1.0, 5.0]);
+        assert!((q[3] - 1.4).abs() < 1e-12);
+        let signed = quantiles(&[-0.0, 0.0, -3.5, 2.0, -1e300], &[0.0, 0.5, 1.0]).unwrap();
+        assert_eq!(signed, vec![-1e300, 0.0, 2.0]);
+        assert_eq!(eti(&data, 0.5).unwrap(), (2.0, 4.0));
+    }
+
+    #[test]
+    fn keys_preserve_order_and_invert() {
+        let values = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -1.0,
+            -0.0,
+            0.0,
+            1e-310,
+            1.0,
+            f64::INFINITY,
+        ];
+        for pair in values.windows(2) {
+            assert!(key(pair[0]) < key(pair[1]), "{pair:?}");
+        }
+        for v in values {
+            assert_eq!(unkey(key(v)).to_bits(), v.to_bits());
+        }
     }
 
     #[test]
@@ -252,9 +357,11 @@ mod tests {
 
     #[test]
     fn rejects_bad_input() {
-        assert!(hdi_in_place(&mut [], 0.9).is_err());
-        assert!(hdi_in_place(&mut [1.0], 1.0).is_err());
-        assert!(hdi_in_place(&mut [1.0, f64::NAN], 0.5).is_err());
-        assert!(quantile_in_place(&mut [1.0], 1.5).is_err());
+        assert!(hdi(&[], 0.9).is_err());
+        assert!(hdi(&[1.0], 1.0).is_err());
+        assert!(hdi(&[1.0, f64::NAN], 0.5).is_err());
+        assert!(quantiles(&[1.0], &[1.5]).is_err());
+        assert!(quantiles(&[f64::NAN], &[0.5]).is_err());
+        assert!(quantiles(&[], &[0.5]).is_err());
     }
 }

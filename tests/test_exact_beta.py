@@ -112,8 +112,10 @@ def test_quantiles_invert_the_oracle_cdf(a: float, b: float) -> None:
             continue
         lower, upper = beta_cdf_mp(a, b, x)
         if x >= 1 - 2 * np.spacing(1.0):
-            # The quantile lies within the last ulp below 1: no double is closer than x.
-            assert upper >= (1 - q) * (1 - 1e-9)
+            # The quantile lies within the last ulps below 1: x must be the smallest double
+            # with F(x) >= q, so the double before it falls short.
+            assert lower >= q * (1 - 1e-9)
+            assert beta_cdf_mp(a, b, float(np.nextafter(x, 0.0)))[0] < q
             continue
         slack = float(_resolution(np.array([x]), a, b)[0]) if 0 < x < 1 else 0.0
         if q <= 0.5:

@@ -14,6 +14,7 @@ sure it is. The hot loops live in a Rust core (``probeval._core``); this package
 from __future__ import annotations
 
 from .confusion import ConfusionMatrix
+from .datasets import load_demo
 from .evaluation import Evaluation, evaluate
 from .kde import KDE, kde
 from .metrics import MetricInfo, available_metrics, metric_info
@@ -33,5 +34,6 @@ __all__ = [
     "available_metrics",
     "evaluate",
     "kde",
+    "load_demo",
     "metric_info",
 ]

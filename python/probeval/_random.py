@@ -10,7 +10,9 @@ numpy function.
 
 from __future__ import annotations
 
+import functools
 import numbers
+import os
 from typing import Any, cast
 
 import numpy as np
@@ -34,10 +36,21 @@ def seed_from(rng: Any) -> int:
             "rng must be None, an int, a numpy Generator, BitGenerator or SeedSequence, "
             f"got {describe(rng)}"
         )
-    if isinstance(rng, numbers.Integral) and int(rng) < 0:
-        raise ValueError(f"rng must be a non-negative integer seed, got {int(rng)}")
+    if rng is None:
+        # Fresh OS entropy, as default_rng(None) would use, without building a generator.
+        return int.from_bytes(os.urandom(8), "little")
+    if isinstance(rng, numbers.Integral):
+        if int(rng) < 0:
+            raise ValueError(f"rng must be a non-negative integer seed, got {int(rng)}")
+        return _seed_of_int(int(rng))
     generator = np.random.default_rng(cast(Any, rng))
     return int(generator.integers(0, 2**64, dtype=np.uint64))
+
+
+@functools.lru_cache(maxsize=4096)
+def _seed_of_int(seed: int) -> int:
+    """default_rng(seed)'s first 64-bit draw, cached: integer seeds recur in services."""
+    return int(np.random.default_rng(seed).integers(0, 2**64, dtype=np.uint64))
 
 
 def derive(seed: int, key: int) -> int:

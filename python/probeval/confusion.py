@@ -46,21 +46,41 @@ def _python_value(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _sorted_classes(*arrays: np.ndarray) -> list[Any]:
+def _observed_classes(*arrays: np.ndarray) -> list[Any]:
+    """The distinct values in the arrays: sorted when they can be, else in first-seen order."""
     values: set[Any] = set()
     for array in arrays:
-        values.update(_python_value(v) for v in np.unique(array))
+        try:
+            values.update(_python_value(v) for v in np.unique(array))
+        except TypeError:  # np.unique sorts: mixed types such as 1 and "a" do not
+            values.update(_python_value(v) for v in array.tolist())
     try:
         return sorted(values)
     except TypeError:
+        return list(values)
+
+
+def _check_orderable(classes: list[Any]) -> None:
+    try:
+        sorted(classes)
+    except TypeError:
         raise TypeError(
-            f"labels of mixed, unorderable types {sorted(map(repr, values))}; pass labels=[...] "
+            f"labels of mixed, unorderable types {sorted(map(repr, classes))}; pass labels=[...] "
             "to fix the class order"
         ) from None
 
 
+def _is_standard_binary(order: list[Any]) -> bool:
+    return any(
+        len(order) == 2 and all(_same_value(a, b) for a, b in zip(order, standard, strict=True))
+        for standard in _STANDARD_BINARY
+    )
+
+
 def _resolve_labels(classes: list[Any], labels: Any, pos_label: Any) -> list[Any]:
     """The class order: user labels, else sorted classes (binary standard sets filled in)."""
+    if labels is None:
+        _check_orderable(classes)
     if labels is not None:
         listed = labels if isinstance(labels, (list, tuple)) else np.asarray(labels).tolist()
         order = [_python_value(v) for v in listed]
@@ -93,8 +113,11 @@ def _resolve_labels(classes: list[Any], labels: Any, pos_label: Any) -> list[Any
 
 def _encode(values: np.ndarray, order: list[Any]) -> np.ndarray:
     """Index of each value in ``order``."""
-    uniques, inverse = np.unique(values, return_inverse=True)
     position = {c: i for i, c in enumerate(order)}
+    try:
+        uniques, inverse = np.unique(values, return_inverse=True)
+    except TypeError:  # mixed, unorderable types (labels= fixed their order): look each up
+        return np.fromiter((position[v] for v in values.tolist()), dtype=np.intp, count=len(values))
     lookup = np.array([position[_python_value(u)] for u in uniques], dtype=np.intp)
     return lookup[inverse.reshape(-1)]
 
@@ -111,13 +134,20 @@ class ConfusionMatrix:
     directly from a K x K array of whole-number counts.
     """
 
-    __slots__ = ("_counts", "_labels", "_weighted")
+    __slots__ = ("_ambiguous_positive", "_counts", "_labels", "_weighted")
 
     def __init__(self, counts: Any, labels: Sequence[Any] | None = None) -> None:
         matrix = as_count_matrix("counts", counts)
         self._init(matrix, labels, weighted=False)
 
-    def _init(self, matrix: np.ndarray, labels: Sequence[Any] | None, *, weighted: bool) -> None:
+    def _init(
+        self,
+        matrix: np.ndarray,
+        labels: Sequence[Any] | None,
+        *,
+        weighted: bool,
+        ambiguous_positive: bool = False,
+    ) -> None:
         k = matrix.shape[0]
         if labels is None:
             order = list(range(k))
@@ -129,13 +159,21 @@ class ConfusionMatrix:
         self._counts = matrix
         self._labels = tuple(order)
         self._weighted = weighted
+        # Two classes found in the data that are not 0/1, False/True or -1/1, with neither
+        # pos_label nor labels to say which one is positive (scikit-learn refuses to guess too).
+        self._ambiguous_positive = ambiguous_positive
 
     @classmethod
     def _from_matrix(
-        cls, matrix: np.ndarray, labels: Sequence[Any] | None, *, weighted: bool
+        cls,
+        matrix: np.ndarray,
+        labels: Sequence[Any] | None,
+        *,
+        weighted: bool,
+        ambiguous_positive: bool = False,
     ) -> ConfusionMatrix:
         cm = cls.__new__(cls)
-        cm._init(matrix, labels, weighted=weighted)
+        cm._init(matrix, labels, weighted=weighted, ambiguous_positive=ambiguous_positive)
         return cm
 
     # ------------------------------------------------------------------ constructors
@@ -201,13 +239,18 @@ class ConfusionMatrix:
             if sample_weight is None
             else as_weights("sample_weight", sample_weight, len(truth))
         )
-        order = _resolve_labels(_sorted_classes(truth, pred), labels, pos_label)
+        order = _resolve_labels(_observed_classes(truth, pred), labels, pos_label)
         k = len(order)
         cell = _encode(truth, order) * k + _encode(pred, order)
         matrix = (
             np.bincount(cell, weights=weights, minlength=k * k).astype(np.float64).reshape(k, k)
         )
-        return cls._from_matrix(matrix, order, weighted=weights is not None)
+        ambiguous = (
+            k == 2 and labels is None and pos_label is None and not _is_standard_binary(order)
+        )
+        return cls._from_matrix(
+            matrix, order, weighted=weights is not None, ambiguous_positive=ambiguous
+        )
 
     @classmethod
     def from_scores(
@@ -228,9 +271,14 @@ class ConfusionMatrix:
         scores = as_probabilities("y_score", y_score)
         check_same_length(y_true=truth, y_score=scores)
         threshold = check_threshold(threshold)
-        order = _resolve_labels(_sorted_classes(truth), None, pos_label)
+        order = _resolve_labels(_observed_classes(truth), None, pos_label)
         if len(order) != 2:
             raise ValueError(f"y_true must be binary for scores, found classes {order!r}")
+        if pos_label is None and not _is_standard_binary(order):
+            raise ValueError(
+                f"y_true has the classes {order!r}; pass pos_label=... to say which one the "
+                "scores are the probability of"
+            )
         weights = (
             None
             if sample_weight is None
@@ -274,11 +322,7 @@ class ConfusionMatrix:
         return float(self._counts.sum())
 
     def _binary_cell(self, name: str) -> float:
-        if not self.is_binary:
-            raise ValueError(
-                f"{name} is defined for binary confusion matrices; "
-                f"this one has {self.n_classes} classes"
-            )
+        self._require_binary(name)
         return float(self._counts[BINARY_CELL_INDEX[name]])
 
     @property
@@ -307,6 +351,11 @@ class ConfusionMatrix:
         if not self.is_binary:
             raise ValueError(
                 f"{metric!r} needs a binary confusion matrix; this one has {self.n_classes} classes"
+            )
+        if self._ambiguous_positive:
+            raise ValueError(
+                f"{metric!r} needs a positive class, but the labels are {list(self._labels)!r}; "
+                "pass pos_label=... (or labels=[negative, positive])"
             )
 
     def _check_metric(self, name: str) -> str:

@@ -39,7 +39,9 @@ def kde_bandwidth(samples: np.ndarray, rule: str | float = "scott") -> float:
     """
     if isinstance(rule, str):
         n = int(samples.shape[0])
-        sd = float(samples.std(ddof=1)) if n > 1 else 0.0
+        # Scale before squaring: spreads like 1e-200 would underflow, 1e200 overflow.
+        scale = float(np.max(np.abs(samples))) if n > 1 else 0.0
+        sd = float((samples / scale).std(ddof=1)) * scale if scale > 0 else 0.0
         key = rule.strip().lower()
         if key == "scott":
             return float(sd * n ** (-1.0 / 5.0))
@@ -66,7 +68,7 @@ class KDE:
         points = np.asarray(x, dtype=np.float64)
         if self.grid.shape[0] == 1:  # a point mass
             return np.where(points == self.grid[0], np.inf, 0.0)
-        return np.asarray(np.interp(points, self.grid, self.density, left=0.0, right=0.0))
+        return _interp_uniform(points, self.grid[0], self.grid[-1], self.density)
 
     @property
     def mode(self) -> float:
@@ -93,6 +95,15 @@ class KDE:
             f"KDE(bandwidth={self.bandwidth:.4g}, grid=[{self.grid[0]:.4g}, {self.grid[-1]:.4g}]"
             f" x {self.grid.shape[0]}, mode={self.mode:.4g})"
         )
+
+
+def _interp_uniform(x: np.ndarray, low: float, high: float, values: np.ndarray) -> np.ndarray:
+    """Linear interpolation of values on a uniform grid over [low, high], in index units
+    (np.interp on the raw grid would divide by spacings as small as 1e-200); 0 outside."""
+    last = values.shape[0] - 1
+    position = (x - low) * (last / (high - low)) if high > low else np.zeros_like(x)
+    result = np.interp(position, np.arange(last + 1, dtype=np.float64), values, left=0.0, right=0.0)
+    return np.asarray(result)
 
 
 def _check_bounds(bounds: Any) -> tuple[float, float]:
@@ -139,7 +150,8 @@ def kde(
         bound it reaches, so no mass leaks outside; samples outside the bounds are an error.
     bandwidth : "scott", "silverman" or float
         Bandwidth rule (the same factors as :class:`scipy.stats.gaussian_kde`) or the bandwidth
-        itself.
+        itself. A bandwidth too small for float64 to resolve (identical samples, a spread
+        below ~1e4 ulps of their magnitude, or below 1e-280) gives a point mass at the median.
     grid_size : int
         Number of grid points of the returned estimate.
 
@@ -157,10 +169,37 @@ def kde(
     xmin, xmax = float(x.min()), float(x.max())
     if xmin < low or xmax > high:
         raise ValueError(f"samples lie outside bounds {bounds!r}: range [{xmin!r}, {xmax!r}]")
+    magnitude = max(abs(xmin), abs(xmax))
+    if magnitude > 1e300:
+        raise ValueError(f"samples up to {magnitude!r} are too large for a density estimate")
+    # Work in units of a power of two near the data's magnitude: exact, and it keeps spreads of
+    # 1e-200 (or 1e200) from underflowing (or overflowing) in the variance and the density.
+    scale = math.ldexp(1.0, math.frexp(magnitude)[1]) if magnitude > 0 else 1.0
+    numeric_bandwidth = not isinstance(bandwidth, str)
+    result = _kde_unit_scale(
+        x / scale,
+        low / scale,
+        high / scale,
+        kde_bandwidth(x, bandwidth) / scale if numeric_bandwidth else bandwidth,
+        grid_size,
+    )
+    if result.grid.shape[0] > 1 and result.bandwidth * scale < 1e-280:
+        # A spread so small that densities (~1 / bandwidth) would overflow float64.
+        return KDE(np.array([float(np.median(x))]), np.array([np.inf]), 0.0, (low, high))
+    return KDE(result.grid * scale, result.density / scale, result.bandwidth * scale, (low, high))
+
+
+def _kde_unit_scale(
+    x: np.ndarray, low: float, high: float, bandwidth: str | float, grid_size: int
+) -> KDE:
+    """The estimate for samples with max |x| <= 1 (see :func:`kde`)."""
+    xmin, xmax = float(x.min()), float(x.max())
     h = kde_bandwidth(x, bandwidth)
-    if h == 0.0:
-        # All samples identical (and a rule-based bandwidth): a point mass.
-        return KDE(np.array([xmin]), np.array([np.inf]), 0.0, (low, high))
+    if h < 1e4 * float(np.finfo(np.float64).eps):
+        # All samples identical, or spread below what float64 resolves at their magnitude
+        # (densities near 1/h would be noise): a point mass at the median.
+        centre = float(np.median(x))
+        return KDE(np.array([centre]), np.array([np.inf]), 0.0, (low, high))
 
     grid_low = max(low, xmin - _CUT * h)
     grid_high = min(high, xmax + _CUT * h)
@@ -186,6 +225,5 @@ def kde(
 
     grid = np.linspace(grid_low, grid_high, grid_size)
     if grid_size != m:
-        internal = np.linspace(grid_low, grid_high, m)
-        density = np.interp(grid, internal, density)
+        density = _interp_uniform(grid, grid_low, grid_high, density)
     return KDE(grid, density, h, (low, high))

@@ -204,7 +204,7 @@ class Posterior:
         if self._beta is not None:
             values = _core.beta_ppf(points, *self._beta)
         else:
-            values = np.quantile(self.samples, points)
+            values = _core.sample_quantiles(self.samples, points)
         return _shape_like(np.asarray(values), scalar, q)
 
     # ------------------------------------------------------------------ intervals

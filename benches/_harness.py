@@ -1,0 +1,95 @@
+"""Shared benchmark harness: repeated timings, medians, ratios, a readable report."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Timing:
+    name: str
+    seconds: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+
+def measure(
+    fn: Callable[[], Any], *, repeats: int = 7, warmup: int = 1, number: int = 1
+) -> list[float]:
+    """Per-call seconds of ``fn`` over ``repeats`` rounds of ``number`` calls each."""
+    for _ in range(warmup):
+        fn()
+    rounds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        rounds.append((time.perf_counter() - start) / number)
+    return rounds
+
+
+@dataclass
+class Report:
+    title: str
+    timings: list[Timing] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, name: str, fn: Callable[[], Any], **kwargs: Any) -> Timing:
+        timing = Timing(name, measure(fn, **kwargs))
+        self.timings.append(timing)
+        return timing
+
+    def compare(
+        self, contenders: dict[str, Callable[[], Any]], *, repeats: int = 7, number: int = 1
+    ) -> None:
+        """Time the contenders round-robin (A, B, C, A, B, C, ...), so that a slow phase of a
+        noisy machine hits every contender alike, not the one that happened to run then."""
+        for fn in contenders.values():
+            fn()  # warm-up
+        rounds: dict[str, list[float]] = {name: [] for name in contenders}
+        for _ in range(repeats):
+            for name, fn in contenders.items():
+                start = time.perf_counter()
+                for _ in range(number):
+                    fn()
+                rounds[name].append((time.perf_counter() - start) / number)
+        self.timings.extend(Timing(name, seconds) for name, seconds in rounds.items())
+
+    def ratio(self, slower: str, faster: str) -> float:
+        by_name = {t.name: t for t in self.timings}
+        return by_name[slower].median / by_name[faster].median
+
+    def print(self) -> None:
+        print(f"\n## {self.title}")
+        width = max(len(t.name) for t in self.timings)
+        for t in self.timings:
+            spread = f"[{min(t.seconds) * 1e3:9.3f} .. {max(t.seconds) * 1e3:9.3f}]"
+            print(f"  {t.name.ljust(width)}  median {t.median * 1e3:10.3f} ms  {spread}")
+        for note in self.notes:
+            print(f"  {note}")
+
+
+def environment() -> dict[str, Any]:
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "rayon_threads": os.environ.get("RAYON_NUM_THREADS", "default (all cores)"),
+    }
+
+
+def save(path: str | None, payload: dict[str, Any]) -> None:
+    if path:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle, indent=2)
+        print(f"\nresults written to {path}")

@@ -1,0 +1,393 @@
+"""Every public entry point rejects bad input with a clear error naming the parameter.
+
+Each row: (id, call, exception type, a fragment the message must contain — the parameter's
+name, or the phrase that tells the user what is wrong).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import probeval as pe
+
+CM = pe.ConfusionMatrix.from_counts(tp=5, fp=3, tn=8, fn=1)
+Y = np.array([0, 1, 1, 0, 1])
+P = np.array([0, 1, 0, 0, 1])
+S = np.array([0.1, 0.9, 0.4, 0.2, 0.7])
+POST = CM.posterior("f1", rng=0)
+EXACT = CM.posterior("accuracy")
+
+
+def _ev(**kwargs: Any) -> Callable[[], Any]:
+    return lambda: pe.evaluate(Y, P, **kwargs)
+
+
+CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
+    # evaluate: arrays
+    ("evaluate-length-mismatch", lambda: pe.evaluate(Y, P[:3]), ValueError, "same length"),
+    ("evaluate-empty", lambda: pe.evaluate([], []), ValueError, "y_true must not be empty"),
+    (
+        "evaluate-2d-labels",
+        lambda: pe.evaluate(Y.reshape(5, 1), P),
+        ValueError,
+        "y_true must be one-dimensional",
+    ),
+    ("evaluate-0d-labels", lambda: pe.evaluate(1, 1), ValueError, "y_true must be one-dimensional"),
+    ("evaluate-string-labels-arg", lambda: pe.evaluate("01101", P), TypeError, "y_true"),
+    ("evaluate-none-labels", lambda: pe.evaluate(None, P), TypeError, "y_true"),
+    ("evaluate-missing-prediction", lambda: pe.evaluate(Y), TypeError, "y_pred or y_score"),
+    (
+        "evaluate-label-with-none",
+        lambda: pe.evaluate(np.array([0, None, 1], dtype=object), [0, 1, 1]),
+        ValueError,
+        "y_true",
+    ),
+    ("evaluate-float-labels", lambda: pe.evaluate([0.5, 1.0], [0, 1]), ValueError, "y_true"),
+    ("evaluate-nan-labels", lambda: pe.evaluate([np.nan, 1.0], [0, 1]), ValueError, "y_true"),
+    (
+        "evaluate-complex-labels",
+        lambda: pe.evaluate(np.array([1j, 0]), [0, 1]),
+        TypeError,
+        "y_true",
+    ),
+    ("evaluate-ragged", lambda: pe.evaluate([[0, 1], [1]], [0, 1]), ValueError, "y_true"),
+    (
+        "evaluate-score-nan",
+        lambda: pe.evaluate(Y, y_score=[0.1, np.nan, 0.3, 0.2, 0.9]),
+        ValueError,
+        "y_score",
+    ),
+    (
+        "evaluate-score-inf",
+        lambda: pe.evaluate(Y, y_score=[0.1, np.inf, 0.3, 0.2, 0.9]),
+        ValueError,
+        "y_score",
+    ),
+    (
+        "evaluate-score-above-1",
+        lambda: pe.evaluate(Y, y_score=[0.1, 1.2, 0.3, 0.2, 0.9]),
+        ValueError,
+        "y_score",
+    ),
+    (
+        "evaluate-score-negative",
+        lambda: pe.evaluate(Y, y_score=[-0.1, 0.2, 0.3, 0.2, 0.9]),
+        ValueError,
+        "y_score",
+    ),
+    (
+        "evaluate-score-strings",
+        lambda: pe.evaluate(Y, y_score=np.array(list("abcde"))),
+        TypeError,
+        "y_score",
+    ),
+    (
+        "evaluate-score-object",
+        lambda: pe.evaluate(Y, y_score=np.array([0.1, "x", 0.3, 0.2, 0.9], dtype=object)),
+        TypeError,
+        "y_score",
+    ),
+    ("evaluate-score-length", lambda: pe.evaluate(Y, y_score=S[:2]), ValueError, "same length"),
+    (
+        "evaluate-score-multiclass-truth",
+        lambda: pe.evaluate([0, 1, 2], y_score=[0.1, 0.2, 0.3]),
+        ValueError,
+        "binary",
+    ),
+    (
+        "evaluate-score-string-truth",
+        lambda: pe.evaluate(["a", "b"], y_score=[0.1, 0.9]),
+        ValueError,
+        "pos_label",
+    ),
+    (
+        "evaluate-string-labels-no-pos",
+        lambda: pe.evaluate(["a", "b"], ["b", "b"]),
+        ValueError,
+        "pos_label",
+    ),
+    (
+        "evaluate-bad-pos-label",
+        lambda: pe.evaluate(["a", "b"], ["b", "b"], pos_label="c"),
+        ValueError,
+        "pos_label",
+    ),
+    ("evaluate-labels-missing-class", lambda: pe.evaluate(Y, P, labels=[0]), ValueError, "labels"),
+    (
+        "evaluate-labels-duplicate",
+        lambda: pe.evaluate(Y, P, labels=[0, 0, 1]),
+        ValueError,
+        "labels",
+    ),
+    (
+        "evaluate-labels-not-covering",
+        lambda: pe.evaluate(Y, P, labels=[0, 2]),
+        ValueError,
+        "labels",
+    ),
+    ("evaluate-one-class", lambda: pe.evaluate(["a", "a"], ["a", "a"]), ValueError, "one class"),
+    (
+        "evaluate-mixed-types",
+        lambda: pe.evaluate(np.array([1, "a"], dtype=object), np.array([1, "a"], dtype=object)),
+        TypeError,
+        "labels",
+    ),
+    # evaluate: options
+    ("evaluate-n-samples-zero", _ev(n_samples=0), ValueError, "n_samples"),
+    ("evaluate-n-samples-negative", _ev(n_samples=-5), ValueError, "n_samples"),
+    ("evaluate-n-samples-float", _ev(n_samples=1.5), TypeError, "n_samples"),
+    ("evaluate-n-samples-bool", _ev(n_samples=True), TypeError, "n_samples"),
+    ("evaluate-n-samples-huge", _ev(n_samples=10**12), ValueError, "n_samples"),
+    ("evaluate-n-samples-string", _ev(n_samples="100"), TypeError, "n_samples"),
+    ("evaluate-unknown-metric", _ev(metrics=["f1", "auc_pr"]), ValueError, "unknown metric"),
+    ("evaluate-metric-not-string", _ev(metrics=[1]), TypeError, "metric"),
+    ("evaluate-metrics-empty", _ev(metrics=[]), ValueError, "metrics"),
+    ("evaluate-metrics-dict", _ev(metrics={"f1": 1}), TypeError, "metrics"),
+    ("evaluate-prior-negative", _ev(prior=-1), ValueError, "prior"),
+    ("evaluate-prior-nan", _ev(prior=float("nan")), ValueError, "prior"),
+    ("evaluate-prior-inf", _ev(prior=float("inf")), ValueError, "prior"),
+    ("evaluate-prior-name", _ev(prior="flat"), ValueError, "prior"),
+    ("evaluate-prior-bool", _ev(prior=True), TypeError, "prior"),
+    ("evaluate-prior-none", _ev(prior=None), TypeError, "prior"),
+    ("evaluate-prior-shape", _ev(prior=np.ones((3, 3))), ValueError, "prior"),
+    ("evaluate-prior-negative-cell", _ev(prior=np.array([[1, 1], [-1, 1]])), ValueError, "prior"),
+    ("evaluate-prior-mapping-keys", _ev(prior={"tp": 1, "fp": 1}), ValueError, "prior"),
+    (
+        "evaluate-threshold-high",
+        lambda: pe.evaluate(Y, y_score=S, threshold=1.5),
+        ValueError,
+        "threshold",
+    ),
+    (
+        "evaluate-threshold-string",
+        lambda: pe.evaluate(Y, y_score=S, threshold="0.5"),
+        TypeError,
+        "threshold",
+    ),
+    (
+        "evaluate-threshold-nan",
+        lambda: pe.evaluate(Y, y_score=S, threshold=float("nan")),
+        ValueError,
+        "threshold",
+    ),
+    ("evaluate-weight-negative", _ev(sample_weight=[1, 1, -1, 1, 1]), ValueError, "sample_weight"),
+    ("evaluate-weight-length", _ev(sample_weight=[1, 1]), ValueError, "sample_weight"),
+    ("evaluate-weight-nan", _ev(sample_weight=[1, 1, np.nan, 1, 1]), ValueError, "sample_weight"),
+    ("evaluate-zero-division", _ev(zero_division=0.5), ValueError, "zero_division"),
+    ("evaluate-zero-division-str", _ev(zero_division="skip"), TypeError, "zero_division"),
+    ("evaluate-beta-zero", _ev(metrics=["fbeta"], beta=0), ValueError, "beta"),
+    ("evaluate-beta-string", _ev(metrics=["fbeta"], beta="2"), TypeError, "beta"),
+    ("evaluate-rng-string", _ev(rng="seed"), TypeError, "rng"),
+    ("evaluate-rng-negative", _ev(rng=-1), ValueError, "rng"),
+    ("evaluate-rng-float", _ev(rng=1.5), TypeError, "rng"),
+    ("evaluate-cm-with-pred", lambda: pe.evaluate(CM, P), TypeError, "ConfusionMatrix"),
+    (
+        "evaluate-score-metric-on-counts",
+        lambda: pe.evaluate(CM, metrics=["roc_auc"]),
+        ValueError,
+        "needs scores",
+    ),
+    (
+        "evaluate-improper-prior",
+        lambda: pe.evaluate(
+            pe.ConfusionMatrix.from_counts(tp=0, fp=0, tn=1, fn=1), metrics=["precision"], prior=0
+        ),
+        ValueError,
+        "improper",
+    ),
+    ("summary-ci-one", lambda: pe.evaluate(Y, P).summary(ci=1.0), ValueError, "ci"),
+    ("summary-ci-zero", lambda: pe.evaluate(Y, P).summary(ci=0), ValueError, "ci"),
+    ("summary-ci-string", lambda: pe.evaluate(Y, P).summary(ci="95%"), TypeError, "ci"),
+    (
+        "evaluation-missing-metric",
+        lambda: pe.evaluate(Y, P, metrics=["f1"])["mcc"],
+        KeyError,
+        "mcc",
+    ),
+    # ConfusionMatrix
+    (
+        "counts-negative",
+        lambda: pe.ConfusionMatrix.from_counts(tp=-1, fp=1, tn=1, fn=1),
+        ValueError,
+        "tp",
+    ),
+    (
+        "counts-fraction",
+        lambda: pe.ConfusionMatrix.from_counts(tp=1.5, fp=1, tn=1, fn=1),
+        ValueError,
+        "tp",
+    ),
+    (
+        "counts-nan",
+        lambda: pe.ConfusionMatrix.from_counts(tp=1, fp=float("nan"), tn=1, fn=1),
+        ValueError,
+        "fp",
+    ),
+    (
+        "counts-inf",
+        lambda: pe.ConfusionMatrix.from_counts(tp=1, fp=1, tn=float("inf"), fn=1),
+        ValueError,
+        "tn",
+    ),
+    (
+        "counts-string",
+        lambda: pe.ConfusionMatrix.from_counts(tp="5", fp=1, tn=1, fn=1),
+        TypeError,
+        "tp",
+    ),
+    (
+        "counts-bool",
+        lambda: pe.ConfusionMatrix.from_counts(tp=True, fp=1, tn=1, fn=1),
+        TypeError,
+        "tp",
+    ),
+    (
+        "counts-overflow",
+        lambda: pe.ConfusionMatrix.from_counts(tp=2**60, fp=1, tn=1, fn=1),
+        ValueError,
+        "tp",
+    ),
+    ("counts-missing", lambda: pe.ConfusionMatrix.from_counts(tp=1, fp=1, tn=1), TypeError, "fn"),
+    (
+        "counts-both-forms",
+        lambda: pe.ConfusionMatrix.from_counts([[1, 1], [1, 1]], tp=1),
+        TypeError,
+        "not both",
+    ),
+    ("matrix-not-square", lambda: pe.ConfusionMatrix(np.ones((2, 3))), ValueError, "counts"),
+    ("matrix-one-class", lambda: pe.ConfusionMatrix([[4]]), ValueError, "counts"),
+    ("matrix-3d", lambda: pe.ConfusionMatrix(np.ones((2, 2, 2))), ValueError, "counts"),
+    ("matrix-negative", lambda: pe.ConfusionMatrix([[1, -1], [1, 1]]), ValueError, "counts"),
+    ("matrix-nan", lambda: pe.ConfusionMatrix([[1, np.nan], [1, 1]]), ValueError, "counts"),
+    ("matrix-fraction", lambda: pe.ConfusionMatrix([[1, 0.5], [1, 1]]), ValueError, "counts"),
+    ("matrix-strings", lambda: pe.ConfusionMatrix([["1", "2"], ["3", "4"]]), TypeError, "counts"),
+    (
+        "matrix-bools",
+        lambda: pe.ConfusionMatrix([[True, False], [False, True]]),
+        TypeError,
+        "counts",
+    ),
+    (
+        "matrix-huge-int",
+        lambda: pe.ConfusionMatrix(np.array([[2**62, 1], [1, 1]], dtype=np.int64)),
+        ValueError,
+        "counts",
+    ),
+    ("matrix-string-arg", lambda: pe.ConfusionMatrix("1 2 3 4"), TypeError, "counts"),
+    (
+        "matrix-labels-length",
+        lambda: pe.ConfusionMatrix([[1, 1], [1, 1]], labels=["a"]),
+        ValueError,
+        "labels",
+    ),
+    (
+        "matrix-labels-duplicate",
+        lambda: pe.ConfusionMatrix([[1, 1], [1, 1]], labels=["a", "a"]),
+        ValueError,
+        "labels",
+    ),
+    (
+        "scores-bad-threshold",
+        lambda: pe.ConfusionMatrix.from_scores(Y, S, threshold=-0.1),
+        ValueError,
+        "threshold",
+    ),
+    ("posterior-unknown-metric", lambda: CM.posterior("auc"), ValueError, "unknown metric"),
+    ("posterior-n-samples", lambda: CM.posterior("f1", n_samples=0), ValueError, "n_samples"),
+    ("posterior-bad-prior", lambda: CM.posterior("f1", prior=-0.5), ValueError, "prior"),
+    (
+        "observed-bad-zero-division",
+        lambda: CM.observed("precision", zero_division=2),
+        ValueError,
+        "zero_division",
+    ),
+    ("observed-metric-type", lambda: CM.observed(3), TypeError, "metric"),
+    # Posterior
+    ("hdi-ci-high", lambda: POST.hdi(1.0), ValueError, "ci"),
+    ("hdi-ci-negative", lambda: POST.hdi(-0.5), ValueError, "ci"),
+    ("hdi-ci-nan", lambda: POST.hdi(float("nan")), ValueError, "ci"),
+    ("hdi-ci-string", lambda: EXACT.hdi("0.95"), TypeError, "ci"),
+    ("eti-ci-high", lambda: EXACT.eti(2), ValueError, "ci"),
+    ("interval-kind", lambda: POST.interval(0.9, "hpd"), ValueError, "kind"),
+    ("quantile-out-of-range", lambda: POST.quantile(1.5), ValueError, "q"),
+    ("quantile-nan", lambda: EXACT.quantile([0.5, np.nan]), ValueError, "q"),
+    ("prob-above-string", lambda: POST.prob_above("0.5"), TypeError, "x"),
+    ("prob-below-none", lambda: EXACT.prob_below(None), TypeError, "x"),
+    ("from-samples-empty", lambda: pe.Posterior.from_samples([]), ValueError, "samples"),
+    ("from-samples-nan", lambda: pe.Posterior.from_samples([0.1, np.nan]), ValueError, "samples"),
+    (
+        "from-samples-2d",
+        lambda: pe.Posterior.from_samples(np.ones((2, 2)) * 0.5),
+        ValueError,
+        "samples",
+    ),
+    (
+        "from-samples-bounds",
+        lambda: pe.Posterior.from_samples([0.5], bounds=(1, 0)),
+        ValueError,
+        "bounds",
+    ),
+    ("from-samples-outside", lambda: pe.Posterior.from_samples([0.5, 2.0]), ValueError, "bounds"),
+    ("from-beta-negative", lambda: pe.Posterior.from_beta(-1, 2), ValueError, "a"),
+    ("from-beta-nan", lambda: pe.Posterior.from_beta(1, float("nan")), ValueError, "b"),
+    ("from-beta-string", lambda: pe.Posterior.from_beta("1", 2), TypeError, "a"),
+    (
+        "from-beta-n-samples",
+        lambda: pe.Posterior.from_beta(1, 2, n_samples=0),
+        ValueError,
+        "n_samples",
+    ),
+    # kde
+    ("kde-empty", lambda: pe.kde([]), ValueError, "samples"),
+    ("kde-nan", lambda: pe.kde([0.1, np.nan]), ValueError, "samples"),
+    ("kde-bandwidth-name", lambda: pe.kde([0.1, 0.2], bandwidth="wide"), ValueError, "bandwidth"),
+    ("kde-bandwidth-negative", lambda: pe.kde([0.1, 0.2], bandwidth=-1.0), ValueError, "bandwidth"),
+    ("kde-grid-size-small", lambda: pe.kde([0.1, 0.2], grid_size=1), ValueError, "grid_size"),
+    ("kde-grid-size-float", lambda: pe.kde([0.1, 0.2], grid_size=10.5), TypeError, "grid_size"),
+    ("kde-bounds-reversed", lambda: pe.kde([0.1, 0.2], bounds=(1, 0)), ValueError, "bounds"),
+    ("kde-bounds-scalar", lambda: pe.kde([0.1, 0.2], bounds=1), TypeError, "bounds"),
+    ("kde-outside-bounds", lambda: pe.kde([0.1, 1.2], bounds=(0, 1)), ValueError, "bounds"),
+    ("metric-info-unknown", lambda: pe.metric_info("accuracy_score"), ValueError, "unknown metric"),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "fragment"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_bad_input_is_rejected_with_a_named_parameter(
+    call: Callable[[], Any], error: type[Exception], fragment: str
+) -> None:
+    with pytest.raises(error) as info:
+        call()
+    assert fragment in str(info.value), f"message {str(info.value)!r} does not mention {fragment!r}"
+
+
+def test_table_size() -> None:
+    print(f"bad-input cases: {len(CASES)}")
+    assert len({c[0] for c in CASES}) == len(CASES)
+
+
+def test_read_only_and_strided_arrays_are_accepted() -> None:
+    y = np.array([0, 1, 1, 0, 1, 0, 0, 1] * 3)
+    s = np.linspace(0.05, 0.95, y.size)
+    y_ro, s_ro = y.copy(), s.copy()
+    y_ro.setflags(write=False)
+    s_ro.setflags(write=False)
+    a = pe.evaluate(y_ro, y_score=s_ro, rng=1)
+    b = pe.evaluate(np.repeat(y, 2)[::2], y_score=np.repeat(s, 2)[::2], rng=1)
+    for name in a:
+        np.testing.assert_array_equal(a[name].samples, b[name].samples)
+    strided = np.linspace(0, 1, 4000)[::2]
+    assert pe.kde(strided).integral() == pytest.approx(1.0, abs=1e-3)
+
+
+def test_mixed_type_labels_work_with_an_explicit_order() -> None:
+    y_true = np.array([1, "a", "a", 1], dtype=object)
+    y_pred = np.array([1, "a", 1, 1], dtype=object)
+    cm = pe.ConfusionMatrix.from_predictions(y_true, y_pred, labels=["a", 1])
+    assert cm.labels == ("a", 1)
+    assert cm.cells() == (2.0, 1.0, 1.0, 0.0)

@@ -1,0 +1,184 @@
+"""Property-based tests: random and hostile inputs to every public entry point.
+
+Valid inputs must give finite results within each metric's range; invalid ones must raise one
+of the documented exception types — never crash, hang, return NaN silently or leak a panic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import probeval as pe
+from probeval import _core
+from probeval.metrics import BINARY_METRICS
+
+DOCUMENTED = (ValueError, TypeError, KeyError)
+
+counts = st.integers(min_value=0, max_value=10**12)
+priors = st.one_of(
+    st.floats(min_value=1e-3, max_value=50.0), st.sampled_from(["uniform", "jeffreys"])
+)
+metric_lists = st.lists(st.sampled_from(BINARY_METRICS), min_size=1, max_size=6, unique=True)
+hostile = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5),
+    st.lists(st.floats(allow_nan=True), max_size=4),
+    st.just(np.array([[0.5]])),
+    st.just(object()),
+)
+
+
+def _check_posterior(post: pe.Posterior) -> None:
+    low, high = pe.metric_info(post.metric).bounds
+    mean = post.mean()
+    hdi = post.hdi(0.9)
+    assert math.isfinite(mean) or post.metric.endswith(("ratio", "odds_ratio"))
+    assert low <= hdi[0] <= hdi[1] <= high
+    samples = post.samples
+    assert not np.isnan(samples).any()
+    assert samples.min() >= low
+    assert samples.max() <= high
+
+
+@given(
+    tp=counts,
+    fp=counts,
+    tn=counts,
+    fn=counts,
+    metrics=metric_lists,
+    prior=priors,
+    joint=st.booleans(),
+)
+def test_posteriors_of_any_counts_are_finite_and_in_range(
+    tp: int, fp: int, tn: int, fn: int, metrics: list[str], prior: Any, joint: bool
+) -> None:
+    cm = pe.ConfusionMatrix.from_counts(tp=tp, fp=fp, tn=tn, fn=fn)
+    ev = pe.evaluate(cm, metrics=metrics, prior=prior, joint=joint, n_samples=300, rng=0)
+    for post in ev.values():
+        _check_posterior(post)
+
+
+@given(
+    y=st.lists(st.integers(0, 1), min_size=1, max_size=60),
+    data=st.data(),
+    threshold=st.floats(0.0, 1.0),
+)
+def test_evaluate_on_random_labels_and_scores(
+    y: list[int], data: st.DataObject, threshold: float
+) -> None:
+    scores = data.draw(st.lists(st.floats(0.0, 1.0), min_size=len(y), max_size=len(y)))
+    weights = data.draw(st.none() | st.lists(st.floats(0.0, 5.0), min_size=len(y), max_size=len(y)))
+    ev = pe.evaluate(
+        y, y_score=scores, threshold=threshold, sample_weight=weights, n_samples=200, rng=1
+    )
+    expected_total = sum(weights) if weights is not None else len(y)
+    assert ev.confusion.total == pytest.approx(expected_total, rel=1e-12, abs=1e-12)
+    for post in ev.values():
+        _check_posterior(post)
+
+
+@given(
+    a=st.floats(1e-3, 1e12),
+    b=st.floats(1e-3, 1e12),
+    ci=st.floats(0.01, 0.999),
+)
+def test_exact_beta_intervals_are_ordered_and_hold_their_mass(
+    a: float, b: float, ci: float
+) -> None:
+    low, high = _core.beta_hdi(a, b, ci)
+    assert 0.0 <= low <= high <= 1.0
+    lower, upper = _core.beta_eti(a, b, ci)
+    assert 0.0 <= lower <= upper <= 1.0
+    below = _core.beta_cdf(np.array([low]), a, b)[0]
+    above = _core.beta_sf(np.array([high]), a, b)[0]
+    pdf = _core.beta_pdf(np.array([low, high]), a, b)
+    # Mass within the resolution of the end points (density times a few ulps).
+    resolution = float(np.sum(np.where(np.isfinite(pdf), pdf, 0.0)) * 8 * np.spacing(1.0)) + 1e-9
+    if low > 0.0 and high < 1.0:
+        assert abs(1.0 - below - above - ci) <= resolution
+
+
+@given(samples=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=300), ci=st.floats(0.01, 0.99))
+def test_sample_hdi_matches_brute_force(samples: list[float], ci: float) -> None:
+    data = np.array(samples)
+    low, high = _core.sample_hdi(data, ci)
+    ordered = np.sort(data)
+    n = len(ordered)
+    k = max(1, min(n, math.ceil(ci * n - 1e-9 * max(ci * n, 1))))
+    widths = ordered[k - 1 :] - ordered[: n - k + 1]
+    i = int(np.argmin(widths))
+    assert (low, high) == (ordered[i], ordered[i + k - 1])
+
+
+@given(samples=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=200), grid=st.integers(2, 600))
+def test_kde_is_a_density(samples: list[float], grid: int) -> None:
+    estimate = pe.kde(samples, grid_size=grid)
+    assert np.all(estimate.density >= 0)
+    if estimate.grid.shape[0] == 1:  # point mass: no resolvable spread
+        assert estimate.bandwidth == 0.0
+        assert np.isinf(estimate.density[0])
+        return
+    assert np.isfinite(estimate.density).all()
+    assert (
+        min(samples) - 5 * estimate.bandwidth
+        <= estimate.mode
+        <= max(samples) + 5 * estimate.bandwidth
+    )
+    if grid >= 200:
+        # Coarse output grids under-resolve narrow bumps; fine ones integrate to 1.
+        assert abs(estimate.integral() - 1.0) < 0.02
+
+
+@given(value=hostile)
+def test_hostile_values_for_every_parameter_of_evaluate(value: Any) -> None:
+    y = [0, 1, 1, 0]
+    calls = [
+        lambda: pe.evaluate(value, [0, 1, 1, 1]),
+        lambda: pe.evaluate(y, value),
+        lambda: pe.evaluate(y, y_score=value),
+        lambda: pe.evaluate(y, y, n_samples=value),
+        lambda: pe.evaluate(y, y, prior=value),
+        lambda: pe.evaluate(y, y, metrics=value),
+        lambda: pe.evaluate(y, y, rng=value),
+        lambda: pe.evaluate(y, y, sample_weight=value),
+        lambda: pe.evaluate(y, y_score=[0.1, 0.9, 0.8, 0.3], threshold=value),
+        lambda: pe.evaluate(y, y, zero_division=value),
+        lambda: pe.evaluate(y, y).summary(ci=value),
+    ]
+    for call in calls:
+        with contextlib.suppress(*DOCUMENTED):
+            call()
+
+
+@given(value=hostile)
+def test_hostile_values_for_confusion_matrix_and_posterior(value: Any) -> None:
+    post = pe.ConfusionMatrix.from_counts(tp=3, fp=1, tn=4, fn=2).posterior("f1", rng=0)
+    calls = [
+        lambda: pe.ConfusionMatrix.from_counts(tp=value, fp=1, tn=1, fn=1),
+        lambda: pe.ConfusionMatrix(value),
+        lambda: pe.ConfusionMatrix.from_predictions(value, value),
+        lambda: pe.ConfusionMatrix.from_scores([0, 1], value),
+        lambda: post.hdi(value),
+        lambda: post.eti(value),
+        lambda: post.quantile(value),
+        lambda: post.prob_above(value),
+        lambda: post.pdf(value),
+        lambda: pe.Posterior.from_samples(value),
+        lambda: pe.Posterior.from_beta(value, 1.0),
+        lambda: pe.kde(value),
+        lambda: pe.kde([0.1, 0.2], bandwidth=value),
+        lambda: pe.kde([0.1, 0.2], grid_size=value),
+    ]
+    for call in calls:
+        with contextlib.suppress(*DOCUMENTED):
+            call()
