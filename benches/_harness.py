@@ -52,13 +52,17 @@ class Report:
     def compare(
         self, contenders: dict[str, Callable[[], Any]], *, repeats: int = 7, number: int = 1
     ) -> None:
-        """Time the contenders round-robin (A, B, C, A, B, C, ...), so that a slow phase of a
-        noisy machine hits every contender alike, not the one that happened to run then."""
+        """Time the contenders round-robin, rotating the order every round (ABC, BCA, CAB, ...):
+        a slow phase of a noisy machine, or the after-effects of one contender on the next
+        (freed memory that must be faulted in again, sleeping worker threads), then fall on
+        every contender alike instead of on whichever happens to run second."""
         for fn in contenders.values():
             fn()  # warm-up
+        names = list(contenders)
         rounds: dict[str, list[float]] = {name: [] for name in contenders}
-        for _ in range(repeats):
-            for name, fn in contenders.items():
+        for r in range(repeats):
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                fn = contenders[name]
                 start = time.perf_counter()
                 for _ in range(number):
                     fn()

@@ -224,6 +224,18 @@ fn sample_eti(py: Python<'_>, samples: PyReadonlyArray1<'_, f64>, ci: f64) -> Py
     run(py, || summary::eti(&samples, ci))
 }
 
+/// (mean, std, median, hdi_low, hdi_high) of samples in one pass over one key buffer.
+#[pyfunction]
+fn sample_summary(
+    py: Python<'_>,
+    samples: PyReadonlyArray1<'_, f64>,
+    ci: f64,
+) -> PyResult<(f64, f64, f64, f64, f64)> {
+    let samples = slice(&samples);
+    let s = run(py, || summary::summarize(&samples, ci))?;
+    Ok((s.mean, s.std, s.median, s.hdi.0, s.hdi.1))
+}
+
 /// Quantiles of samples with numpy's linear interpolation, by selection (no full sort).
 #[pyfunction]
 fn sample_quantiles<'py>(
@@ -257,7 +269,7 @@ mod _core {
     use super::{
         beta_cdf, beta_draws, beta_eti, beta_hdi, beta_isf, beta_mode, beta_pdf, beta_ppf, beta_sf,
         binary_metric_draws, binary_metric_names, binary_metric_values, derive_seed,
-        dirichlet_draws, linear_binning, sample_eti, sample_hdi, sample_quantiles,
+        dirichlet_draws, linear_binning, sample_eti, sample_hdi, sample_quantiles, sample_summary,
     };
 
     #[pymodule_init]

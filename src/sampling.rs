@@ -156,6 +156,9 @@ impl Beta {
 pub struct Sampler {
     rng: Xoshiro256pp,
     zig: &'static Ziggurat,
+    /// Unused 16-bit pieces of the last 64-bit draw, low piece first (see `bits16`).
+    spare: u64,
+    spare_pieces: u32,
 }
 
 impl Sampler {
@@ -163,7 +166,22 @@ impl Sampler {
         Self {
             rng,
             zig: &ZIGGURAT,
+            spare: 0,
+            spare_pieces: 0,
         }
+    }
+
+    /// 16 random bits; one 64-bit draw serves four calls.
+    #[inline(always)]
+    fn bits16(&mut self) -> u64 {
+        if self.spare_pieces == 0 {
+            self.spare = self.rng.next_u64();
+            self.spare_pieces = 4;
+        }
+        self.spare_pieces -= 1;
+        let bits = self.spare & 0xffff;
+        self.spare >>= 16;
+        bits
     }
 
     /// Uniform on (0, 1).
@@ -221,7 +239,6 @@ impl Sampler {
             }
             let one_plus_t = 1.0 + t;
             let v = one_plus_t * one_plus_t * one_plus_t;
-            let u = self.rng.open01();
             let x4 = x * x * (x * x);
             // Squeeze: accept without a logarithm when u is below a lower bound of the exact
             // acceptance probability e^r. Marsaglia–Tsang's bound 1 − 0.0331 x⁴ holds for every
@@ -232,7 +249,18 @@ impl Sampler {
             } else {
                 0.0331
             };
-            if u < 1.0 - squeeze * x4 || exact_acceptance(u, x * x, t, d) {
+            let bound = 1.0 - squeeze * x4;
+            // The uniform u is revealed lazily: its top 16 bits h place it in
+            // [h, h + 1) / 2^16, which decides u < bound unless that bucket straddles the bound
+            // (probability 2^-16). Only then, or when the squeeze fails, are its other 37 bits
+            // drawn — u is the same 53-bit uniform as always, and the test stays exact.
+            let high = self.bits16();
+            if (high + 1) as i64 as f64 * (1.0 / 65536.0) <= bound {
+                return d * v;
+            }
+            let low = self.rng.next_u64() >> 27;
+            let u = (((high << 37) | low) as i64 as f64 + 0.5) * (1.0 / (1u64 << 53) as f64);
+            if u < bound || exact_acceptance(u, x * x, t, d) {
                 return d * v;
             }
         }

@@ -101,7 +101,12 @@ def _interp_uniform(x: np.ndarray, low: float, high: float, values: np.ndarray) 
     """Linear interpolation of values on a uniform grid over [low, high], in index units
     (np.interp on the raw grid would divide by spacings as small as 1e-200); 0 outside."""
     last = values.shape[0] - 1
-    position = (x - low) * (last / (high - low)) if high > low else np.zeros_like(x)
+    span = high - low
+    if span <= 0:
+        return np.zeros_like(x)
+    # Points beyond the grid evaluate to 0; clipping them first keeps the scaling finite.
+    x = np.clip(x, low - span, high + span)
+    position = (x - low) * (last / span)
     result = np.interp(position, np.arange(last + 1, dtype=np.float64), values, left=0.0, right=0.0)
     return np.asarray(result)
 

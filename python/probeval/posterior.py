@@ -288,13 +288,19 @@ class Posterior:
 
     def summary(self, ci: float = 0.95) -> dict[str, Any]:
         """Observed value, mean, median, std, HDI and its width, in a dict."""
-        low, high = self.hdi(ci)
+        ci = check_ci(ci)
+        if self._beta is not None:
+            low, high = self.hdi(ci)
+            mean, median, std = self.mean(), self.median(), self.std()
+        else:
+            # One pass over the samples for all four statistics.
+            mean, std, median, low, high = _core.sample_summary(self.samples, ci)
         return {
             "metric": self.metric,
             "observed": self.observed,
-            "mean": self.mean(),
-            "median": self.median(),
-            "std": self.std(),
+            "mean": mean,
+            "median": median,
+            "std": std,
             "hdi_low": low,
             "hdi_high": high,
             "width": high - low,
