@@ -354,6 +354,305 @@ impl Metric {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Multiclass
+// ---------------------------------------------------------------------------------------------
+
+/// The aggregates of one K × K confusion matrix (counts or a Dirichlet draw) that every
+/// multiclass metric is a function of: per class, the true total (row sum), the predicted
+/// total (column sum) and the correct count (diagonal); and the grand total.
+pub struct ClassTotals<'a> {
+    pub actual: &'a [f64],
+    pub predicted: &'a [f64],
+    pub correct: &'a [f64],
+    pub total: f64,
+}
+
+impl ClassTotals<'_> {
+    /// One-vs-rest cells (TP, FP, TN, FN) of class k.
+    #[inline(always)]
+    fn cells(&self, k: usize) -> (f64, f64, f64, f64) {
+        let tp = self.correct[k];
+        let fp = self.predicted[k] - tp;
+        let fn_ = self.actual[k] - tp;
+        // Clamped: rounding could leave -1e-17 when class k has (almost) all the mass.
+        let tn = (self.total - self.actual[k] - self.predicted[k] + tp).max(0.0);
+        (tp, fp, tn, fn_)
+    }
+}
+
+/// A per-class (one-vs-rest) metric.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ClassMetric {
+    Precision,
+    Recall,
+    F1,
+    /// Carries beta squared.
+    FBeta(f64),
+    Specificity,
+    Npv,
+    Jaccard,
+    Fpr,
+    Fnr,
+    Fdr,
+    FalseOmissionRate,
+}
+
+/// Names of the per-class metrics.
+pub const CLASS_METRIC_NAMES: [&str; 11] = [
+    "precision",
+    "recall",
+    "f1",
+    "fbeta",
+    "specificity",
+    "npv",
+    "jaccard",
+    "fpr",
+    "fnr",
+    "fdr",
+    "false_omission_rate",
+];
+
+impl ClassMetric {
+    pub fn from_name(name: &str, beta: f64) -> Result<Self> {
+        use ClassMetric::*;
+        Ok(match name {
+            "precision" => Precision,
+            "recall" => Recall,
+            "f1" => F1,
+            "fbeta" => match Metric::from_name("fbeta", beta)? {
+                Metric::FBeta(b) => FBeta(b * b),
+                _ => unreachable!("fbeta parses to FBeta"),
+            },
+            "specificity" => Specificity,
+            "npv" => Npv,
+            "jaccard" => Jaccard,
+            "fpr" => Fpr,
+            "fnr" => Fnr,
+            "fdr" => Fdr,
+            "false_omission_rate" => FalseOmissionRate,
+            other => {
+                return Err(Error::invalid(format!(
+                    "unknown per-class metric {other:?}; valid: {}",
+                    CLASS_METRIC_NAMES.join(", ")
+                )));
+            }
+        })
+    }
+
+    /// The metric on one set of one-vs-rest cells (the binary formulas).
+    #[inline(always)]
+    fn of(&self, (tp, fp, tn, fn_): (f64, f64, f64, f64), zd: f64) -> f64 {
+        use ClassMetric::*;
+        match *self {
+            Precision => formula::precision(tp, fp, tn, fn_, zd),
+            Recall => formula::recall(tp, fp, tn, fn_, zd),
+            F1 => formula::f1(tp, fp, tn, fn_, zd),
+            FBeta(b2) => formula::fbeta(tp, fp, tn, fn_, zd, b2),
+            Specificity => formula::specificity(tp, fp, tn, fn_, zd),
+            Npv => formula::npv(tp, fp, tn, fn_, zd),
+            Jaccard => formula::jaccard(tp, fp, tn, fn_, zd),
+            Fpr => formula::fpr(tp, fp, tn, fn_, zd),
+            Fnr => formula::fnr(tp, fp, tn, fn_, zd),
+            Fdr => formula::fdr(tp, fp, tn, fn_, zd),
+            FalseOmissionRate => formula::false_omission_rate(tp, fp, tn, fn_, zd),
+        }
+    }
+}
+
+/// How per-class values become one number (scikit-learn's `average`), or one class's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Average {
+    /// Unweighted mean over all classes (undefined classes count as `zero_division`).
+    Macro,
+    /// Mean weighted by each class's true total (its prevalence in the matrix).
+    Weighted,
+    /// The metric of the pooled one-vs-rest cells (micro precision = recall = F1 = accuracy).
+    Micro,
+    /// One class, by index.
+    Class(usize),
+}
+
+/// A metric of a K × K confusion matrix.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MulticlassMetric {
+    Accuracy,
+    /// Mean recall over the classes that occur (scikit-learn's balanced_accuracy_score).
+    BalancedAccuracy,
+    /// Gorodkin's K-category correlation coefficient (scikit-learn's matthews_corrcoef).
+    Mcc,
+    /// Cohen's kappa.
+    Kappa,
+    PerClass(ClassMetric, Average),
+}
+
+impl MulticlassMetric {
+    /// Build from parts: a whole-matrix name ("accuracy", "balanced_accuracy", "mcc", "kappa")
+    /// with `average` "", or a per-class name with `average` "macro", "weighted", "micro" or
+    /// "class" (then `class` is the class index below `n_classes`).
+    pub fn from_parts(
+        name: &str,
+        average: &str,
+        class: usize,
+        beta: f64,
+        n_classes: usize,
+    ) -> Result<Self> {
+        let whole = match name {
+            "accuracy" => Some(MulticlassMetric::Accuracy),
+            "balanced_accuracy" => Some(MulticlassMetric::BalancedAccuracy),
+            "mcc" => Some(MulticlassMetric::Mcc),
+            "kappa" => Some(MulticlassMetric::Kappa),
+            _ => None,
+        };
+        if let Some(metric) = whole {
+            if !average.is_empty() {
+                return Err(Error::invalid(format!(
+                    "{name} is a whole-matrix metric and takes no average, got {average:?}"
+                )));
+            }
+            return Ok(metric);
+        }
+        let base = ClassMetric::from_name(name, beta)?;
+        let average = match average {
+            "macro" => Average::Macro,
+            "weighted" => Average::Weighted,
+            "micro" => Average::Micro,
+            "class" => {
+                if class >= n_classes {
+                    return Err(Error::invalid(format!(
+                        "class index {class} out of range for {n_classes} classes"
+                    )));
+                }
+                Average::Class(class)
+            }
+            other => {
+                return Err(Error::invalid(format!(
+                    "average must be macro, weighted, micro or class, got {other:?}"
+                )));
+            }
+        };
+        Ok(MulticlassMetric::PerClass(base, average))
+    }
+
+    /// Evaluate on one matrix's totals.
+    #[inline]
+    pub fn eval(&self, t: &ClassTotals, zd: f64) -> f64 {
+        let k = t.actual.len();
+        match *self {
+            MulticlassMetric::Accuracy => {
+                let correct: f64 = t.correct.iter().sum();
+                ratio(correct, t.total, zd)
+            }
+            MulticlassMetric::BalancedAccuracy => {
+                let (mut sum, mut present) = (0.0, 0usize);
+                for (c, a) in t.correct.iter().zip(t.actual) {
+                    if *a > 0.0 {
+                        sum += c / a;
+                        present += 1;
+                    }
+                }
+                if present > 0 {
+                    sum / present as f64
+                } else {
+                    zd
+                }
+            }
+            MulticlassMetric::Mcc => {
+                let s = t.total;
+                let c: f64 = t.correct.iter().sum();
+                let (mut pt, mut pp, mut tt) = (0.0, 0.0, 0.0);
+                for (p, a) in t.predicted.iter().zip(t.actual) {
+                    pt += p * a;
+                    pp += p * p;
+                    tt += a * a;
+                }
+                let den = ((s * s - pp).max(0.0)).sqrt() * ((s * s - tt).max(0.0)).sqrt();
+                // scikit-learn returns 0 when either variance vanishes.
+                if den > 0.0 {
+                    ((c * s - pt) / den).clamp(-1.0, 1.0)
+                } else {
+                    0.0
+                }
+            }
+            MulticlassMetric::Kappa => {
+                let s = t.total;
+                let c: f64 = t.correct.iter().sum();
+                let pt: f64 = t.predicted.iter().zip(t.actual).map(|(p, a)| p * a).sum();
+                let den = s * s - pt;
+                if den > 0.0 {
+                    ((c * s - pt) / den).clamp(-1.0, 1.0)
+                } else {
+                    zd
+                }
+            }
+            MulticlassMetric::PerClass(base, average) => match average {
+                Average::Class(i) => base.of(t.cells(i), zd),
+                Average::Macro => (0..k).map(|i| base.of(t.cells(i), zd)).sum::<f64>() / k as f64,
+                Average::Weighted => {
+                    let support: f64 = t.actual.iter().sum();
+                    if support > 0.0 {
+                        (0..k)
+                            .map(|i| t.actual[i] * base.of(t.cells(i), zd))
+                            .sum::<f64>()
+                            / support
+                    } else {
+                        zd
+                    }
+                }
+                Average::Micro => {
+                    let mut pooled = (0.0, 0.0, 0.0, 0.0);
+                    for i in 0..k {
+                        let (tp, fp, tn, fn_) = t.cells(i);
+                        pooled = (pooled.0 + tp, pooled.1 + fp, pooled.2 + tn, pooled.3 + fn_);
+                    }
+                    base.of(pooled, zd)
+                }
+            },
+        }
+    }
+}
+
+/// Row sums, column sums, diagonal and total of a row-major K × K matrix, into the buffers.
+pub fn class_totals_into(
+    matrix: &[f64],
+    actual: &mut [f64],
+    predicted: &mut [f64],
+    correct: &mut [f64],
+) -> f64 {
+    let k = actual.len();
+    predicted.fill(0.0);
+    let mut total = 0.0;
+    for (r, row) in matrix.chunks_exact(k).enumerate() {
+        let mut row_sum = 0.0;
+        for (c, &v) in row.iter().enumerate() {
+            row_sum += v;
+            predicted[c] += v;
+        }
+        actual[r] = row_sum;
+        correct[r] = row[r];
+        total += row_sum;
+    }
+    total
+}
+
+/// Point values of multiclass metrics on a row-major K × K count matrix.
+pub fn evaluate_multiclass(
+    counts: &[f64],
+    k: usize,
+    metrics: &[MulticlassMetric],
+    zero_division: f64,
+) -> Vec<f64> {
+    let (mut actual, mut predicted, mut correct) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+    let total = class_totals_into(counts, &mut actual, &mut predicted, &mut correct);
+    let t = ClassTotals {
+        actual: &actual,
+        predicted: &predicted,
+        correct: &correct,
+        total,
+    };
+    metrics.iter().map(|m| m.eval(&t, zero_division)).collect()
+}
+
 /// Parse a list of names (all with the same `beta` for "fbeta").
 pub fn parse_metrics(names: &[String], beta: f64) -> Result<Vec<Metric>> {
     names.iter().map(|n| Metric::from_name(n, beta)).collect()
@@ -508,6 +807,58 @@ mod tests {
                 proptest::prop_assert!(!v.is_nan(), "{m:?} gave NaN for {cells:?}");
                 proptest::prop_assert!(v >= lo && v <= hi, "{m:?} = {v} for {cells:?}");
             }
+        }
+    }
+
+    fn multi(name: &str, average: &str, class: usize, k: usize) -> MulticlassMetric {
+        MulticlassMetric::from_parts(name, average, class, 2.0, k).unwrap()
+    }
+
+    #[test]
+    fn multiclass_hand_computed() {
+        // Rows = true class, columns = predicted.
+        let m = [5.0, 1.0, 0.0, 2.0, 3.0, 1.0, 0.0, 0.0, 4.0];
+        let v = |metric: MulticlassMetric| evaluate_multiclass(&m, 3, &[metric], 0.0)[0];
+        assert!((v(multi("accuracy", "", 0, 3)) - 12.0 / 16.0).abs() < 1e-15);
+        // Class 0: TP 5, FP 2, FN 1; class 1: TP 3, FP 1, FN 3; class 2: TP 4, FP 1, FN 0.
+        let precisions = [5.0 / 7.0, 3.0 / 4.0, 4.0 / 5.0];
+        let recalls = [5.0 / 6.0, 3.0 / 6.0, 1.0];
+        let macro_p = precisions.iter().sum::<f64>() / 3.0;
+        assert!((v(multi("precision", "macro", 0, 3)) - macro_p).abs() < 1e-15);
+        let weighted_r = (6.0 * recalls[0] + 6.0 * recalls[1] + 4.0 * recalls[2]) / 16.0;
+        assert!((v(multi("recall", "weighted", 0, 3)) - weighted_r).abs() < 1e-15);
+        assert!((v(multi("f1", "micro", 0, 3)) - 0.75).abs() < 1e-15);
+        assert!((v(multi("recall", "class", 1, 3)) - 0.5).abs() < 1e-15);
+        let bal = recalls.iter().sum::<f64>() / 3.0;
+        assert!((v(multi("balanced_accuracy", "", 0, 3)) - bal).abs() < 1e-15);
+        // Whole-matrix names refuse an average; per-class ones need one.
+        assert!(MulticlassMetric::from_parts("accuracy", "macro", 0, 1.0, 3).is_err());
+        assert!(MulticlassMetric::from_parts("f1", "", 0, 1.0, 3).is_err());
+        assert!(MulticlassMetric::from_parts("f1", "class", 3, 1.0, 3).is_err());
+    }
+
+    #[test]
+    fn binary_matrix_through_the_multiclass_path() {
+        // [[TN, FP], [FN, TP]] = [[8000, 3184], [1000, 5285]]
+        let m = [8000.0, 3184.0, 1000.0, 5285.0];
+        let cells = Cells::new(5285.0, 3184.0, 8000.0, 1000.0);
+        let pairs = [
+            (multi("precision", "class", 1, 2), Metric::Precision),
+            (multi("recall", "class", 1, 2), Metric::Recall),
+            (multi("f1", "class", 1, 2), Metric::F1),
+            (multi("specificity", "class", 1, 2), Metric::Specificity),
+            (multi("mcc", "", 0, 2), Metric::Mcc),
+            (multi("kappa", "", 0, 2), Metric::Kappa),
+            (multi("accuracy", "", 0, 2), Metric::Accuracy),
+            (
+                multi("balanced_accuracy", "", 0, 2),
+                Metric::BalancedAccuracy,
+            ),
+        ];
+        for (multiclass, binary) in pairs {
+            let a = evaluate_multiclass(&m, 2, &[multiclass], 0.0)[0];
+            let b = binary.eval(&cells, 0.0);
+            assert!((a - b).abs() < 1e-14, "{multiclass:?}: {a} vs {b}");
         }
     }
 

@@ -5,7 +5,7 @@
 //! Output is metric-major — `out[m * n_draws + i]` is metric `m` of draw `i` — so every
 //! metric's samples are one contiguous array on the Python side.
 
-use crate::metrics::Metric;
+use crate::metrics::{ClassTotals, Metric, MulticlassMetric};
 use crate::rng::{BLOCK, fork, stream};
 use crate::sampling::{Beta, Sampler, dirichlet_shapes};
 use crate::{Error, Result};
@@ -165,6 +165,68 @@ pub fn binary_metric_draws_into(
     Ok(())
 }
 
+/// Draw `n_draws` matrices p ~ Dirichlet(alpha) over the K × K cells (row-major, rows = true
+/// class) and return every requested multiclass metric of every draw (metric-major).
+///
+/// A draw's K² gammas are folded into the class totals (row sums, column sums, diagonal) as
+/// they are drawn, so memory is O(K) per block plus the shared O(K²) table of gamma constants;
+/// each metric is then O(K) per draw. Draws are made one after another from one stream per
+/// block, so more samples extend the same sequence.
+pub fn multiclass_metric_draws(
+    alpha: &[f64],
+    k: usize,
+    metrics: &[MulticlassMetric],
+    n_draws: usize,
+    seed: u64,
+    zero_division: f64,
+) -> Result<Vec<f64>> {
+    if k < 2 || k.checked_mul(k) != Some(alpha.len()) {
+        return Err(Error::invalid(format!(
+            "alpha must hold K * K values for K >= 2 classes, got {} values for K = {k}",
+            alpha.len()
+        )));
+    }
+    if alpha.iter().any(|a| !(a.is_finite() && *a >= 0.0)) {
+        return Err(Error::invalid(
+            "Dirichlet parameters must be finite and >= 0",
+        ));
+    }
+    check_draws(n_draws, metrics.len())?;
+    let shapes = dirichlet_shapes(alpha)?;
+    let mut out = alloc_output(metrics.len() * n_draws);
+    fill_blocks(&mut out, metrics.len(), n_draws, seed, |streams, rows| {
+        let mut s = streams.sampler(0);
+        let (mut actual, mut predicted, mut correct) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+        for i in 0..rows[0].len() {
+            predicted.fill(0.0);
+            let mut total = 0.0;
+            for (r, row_shapes) in shapes.chunks_exact(k).enumerate() {
+                let mut row_sum = 0.0;
+                for (c, shape) in row_shapes.iter().enumerate() {
+                    let g = s.gamma(shape);
+                    row_sum += g;
+                    predicted[c] += g;
+                    if c == r {
+                        correct[r] = g;
+                    }
+                }
+                actual[r] = row_sum;
+                total += row_sum;
+            }
+            let totals = ClassTotals {
+                actual: &actual,
+                predicted: &predicted,
+                correct: &correct,
+                total,
+            };
+            for (row, metric) in rows.iter_mut().zip(metrics) {
+                row[i] = metric.eval(&totals, zero_division);
+            }
+        }
+    });
+    Ok(out)
+}
+
 /// `n_draws` samples of Beta(a, b), drawn as Ga / (Ga + Gb).
 pub fn beta_draws(a: f64, b: f64, n_draws: usize, seed: u64) -> Result<Vec<f64>> {
     check_draws(n_draws, 1)?;
@@ -264,6 +326,41 @@ mod tests {
         for d in out.chunks(3) {
             assert!((d.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         }
+    }
+
+    #[test]
+    fn multiclass_marginals_and_thread_independence() {
+        // Per-class recall ~ Beta(C_kk + a, row rest + (K − 1) a) under Dirichlet(C + a).
+        let counts = [30.0, 5.0, 2.0, 4.0, 20.0, 6.0, 1.0, 3.0, 40.0];
+        let alpha: Vec<f64> = counts.iter().map(|c| c + 1.0).collect();
+        let metrics = [
+            MulticlassMetric::from_parts("recall", "class", 1, 1.0, 3).unwrap(),
+            MulticlassMetric::from_parts("accuracy", "", 0, 1.0, 3).unwrap(),
+        ];
+        let n = 100_000;
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| multiclass_metric_draws(&alpha, 3, &metrics, n, 4, 0.0).unwrap())
+        };
+        let out = run(1);
+        assert_eq!(out, run(2));
+        let check = |xs: &[f64], a: f64, b: f64| {
+            let mean = xs.iter().sum::<f64>() / n as f64;
+            let m = a / (a + b);
+            let v = a * b / ((a + b) * (a + b) * (a + b + 1.0));
+            assert!(
+                (mean - m).abs() < 5.0 * (v / n as f64).sqrt(),
+                "{mean} vs {m}"
+            );
+        };
+        check(&out[..n], 21.0, 12.0);
+        // Accuracy ~ Beta(trace + K a, off-diagonal + (K² − K) a) = Beta(90 + 3, 21 + 6).
+        check(&out[n..], 93.0, 27.0);
+        assert!(multiclass_metric_draws(&alpha, 2, &metrics, 10, 0, 0.0).is_err());
+        assert!(multiclass_metric_draws(&[1.0; 1], 1, &metrics, 10, 0, 0.0).is_err());
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! as `RuntimeError` instead of aborting the interpreter. User-facing validation with friendly
 //! messages happens earlier, in `probeval/_validation.py`; the checks below are the last line.
 
-use crate::metrics::{self, Cells, Metric};
+use crate::metrics::{self, Cells, Metric, MulticlassMetric};
 use crate::{posterior, rng, special, summary};
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -96,6 +98,72 @@ fn binary_metric_draws<'py>(
     let alpha = [alpha.0, alpha.1, alpha.2, alpha.3];
     let out = run(py, || {
         posterior::binary_metric_draws(alpha, &parsed, n_samples, seed, zero_division)
+    })?;
+    PyArray1::from_vec(py, out).reshape([parsed.len(), n_samples])
+}
+
+/// Parse multiclass metric specifications (name, average, class index).
+fn parse_multiclass(
+    specs: &[(String, String, usize)],
+    beta: f64,
+    k: usize,
+) -> PyResult<Vec<MulticlassMetric>> {
+    specs
+        .iter()
+        .map(|(name, average, class)| MulticlassMetric::from_parts(name, average, *class, beta, k))
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+fn square_matrix<'a>(counts: &'a PyReadonlyArray2<'_, f64>) -> PyResult<(Cow<'a, [f64]>, usize)> {
+    let shape = counts.shape();
+    if shape.len() != 2 || shape[0] != shape[1] {
+        return Err(PyValueError::new_err(format!(
+            "expected a square matrix, got shape {shape:?}"
+        )));
+    }
+    let values = match counts.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(counts.as_array().iter().copied().collect()),
+    };
+    Ok((values, shape[0]))
+}
+
+/// Point values of multiclass metrics on a K x K count matrix (rows = true class).
+#[pyfunction]
+#[pyo3(signature = (counts, metrics, beta = 1.0, zero_division = 0.0))]
+fn multiclass_metric_values(
+    counts: PyReadonlyArray2<'_, f64>,
+    metrics: Vec<(String, String, usize)>,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Vec<f64>> {
+    let (values, k) = square_matrix(&counts)?;
+    let parsed = parse_multiclass(&metrics, beta, k)?;
+    Ok(metrics::evaluate_multiclass(
+        &values,
+        k,
+        &parsed,
+        zero_division,
+    ))
+}
+
+/// Multiclass metric draws from p ~ Dirichlet(alpha) over K x K cells; shape (metrics, n).
+#[pyfunction]
+#[pyo3(signature = (alpha, metrics, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+fn multiclass_metric_draws<'py>(
+    py: Python<'py>,
+    alpha: PyReadonlyArray2<'py, f64>,
+    metrics: Vec<(String, String, usize)>,
+    n_samples: usize,
+    seed: u64,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (values, k) = square_matrix(&alpha)?;
+    let parsed = parse_multiclass(&metrics, beta, k)?;
+    let out = run(py, || {
+        posterior::multiclass_metric_draws(&values, k, &parsed, n_samples, seed, zero_division)
     })?;
     PyArray1::from_vec(py, out).reshape([parsed.len(), n_samples])
 }
@@ -269,7 +337,8 @@ mod _core {
     use super::{
         beta_cdf, beta_draws, beta_eti, beta_hdi, beta_isf, beta_mode, beta_pdf, beta_ppf, beta_sf,
         binary_metric_draws, binary_metric_names, binary_metric_values, derive_seed,
-        dirichlet_draws, linear_binning, sample_eti, sample_hdi, sample_quantiles, sample_summary,
+        dirichlet_draws, linear_binning, multiclass_metric_draws, multiclass_metric_values,
+        sample_eti, sample_hdi, sample_quantiles, sample_summary,
     };
 
     #[pymodule_init]

@@ -206,8 +206,10 @@ def test_confusion_matrix_basics() -> None:
     three = pe.ConfusionMatrix(np.eye(3, dtype=int) * 5)
     assert three.n_classes == 3
     assert not three.is_binary
-    with pytest.raises(ValueError, match="binary"):
+    with pytest.raises(ValueError, match="per class: say how to combine the classes"):
         three.posterior("precision")
+    with pytest.raises(ValueError, match="binary data only"):
+        three.posterior("positive_likelihood_ratio")
     with pytest.raises(ValueError, match="cannot add"):
         _ = cm + pe.ConfusionMatrix([[1, 0], [0, 1]], labels=["a", "b"])
 

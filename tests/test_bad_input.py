@@ -19,6 +19,7 @@ Y = np.array([0, 1, 1, 0, 1])
 P = np.array([0, 1, 0, 0, 1])
 S = np.array([0.1, 0.9, 0.4, 0.2, 0.7])
 POST = CM.posterior("f1", rng=0)
+M3 = pe.ConfusionMatrix([[5, 1, 0], [2, 3, 1], [0, 0, 4]], labels=["a", "b", "c"])
 EXACT = CM.posterior("accuracy")
 
 
@@ -352,6 +353,45 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("kde-bounds-scalar", lambda: pe.kde([0.1, 0.2], bounds=1), TypeError, "bounds"),
     ("kde-outside-bounds", lambda: pe.kde([0.1, 1.2], bounds=(0, 1)), ValueError, "bounds"),
     ("metric-info-unknown", lambda: pe.metric_info("accuracy_score"), ValueError, "unknown metric"),
+    # multiclass names
+    ("multi-bare-per-class", lambda: M3.posterior("recall"), ValueError, "per class"),
+    (
+        "multi-unknown-class",
+        lambda: M3.posterior("recall[dog]"),
+        ValueError,
+        "no class is written 'dog'",
+    ),
+    ("multi-unknown-base", lambda: M3.posterior("auc[a]"), ValueError, "unknown per-class metric"),
+    ("multi-unknown-average", lambda: M3.posterior("f1_harmonic"), ValueError, "unknown metric"),
+    ("multi-average-whole", lambda: M3.posterior("accuracy_macro"), ValueError, "unknown metric"),
+    ("multi-binary-only", lambda: M3.posterior("gmean"), ValueError, "binary data only"),
+    ("multi-score-metric", lambda: M3.posterior("roc_auc"), ValueError, "needs scores"),
+    (
+        "multi-ambiguous-class",
+        lambda: pe.ConfusionMatrix(np.eye(2) + 1, labels=[1, "1"]).posterior("f1[1]"),
+        ValueError,
+        "more than one class",
+    ),
+    (
+        "multi-joint-mix",
+        lambda: pe.evaluate(CM, metrics=["f1", "f1_macro"], joint=True),
+        ValueError,
+        "not a mix",
+    ),
+    (
+        "multi-prior-shape",
+        lambda: M3.posterior("f1_macro", prior=np.ones((2, 2))),
+        ValueError,
+        "prior",
+    ),
+    (
+        "multi-prior-mapping",
+        lambda: M3.posterior("f1_macro", prior={"tp": 1, "fp": 1, "tn": 1, "fn": 1}),
+        ValueError,
+        "binary",
+    ),
+    ("multi-fbeta-beta", lambda: M3.posterior("fbeta_macro", beta=-1), ValueError, "beta"),
+    ("multi-metric-type", lambda: M3.observed(None), TypeError, "metric"),
 ]
 
 

@@ -69,6 +69,47 @@ def test_posteriors_of_any_counts_are_finite_and_in_range(
 
 
 @given(
+    data=st.data(),
+    k=st.integers(2, 8),
+    prior=priors,
+    joint=st.booleans(),
+)
+def test_multiclass_posteriors_of_any_counts_are_finite_and_in_range(
+    data: st.DataObject, k: int, prior: Any, joint: bool
+) -> None:
+    cells = data.draw(st.lists(counts, min_size=k * k, max_size=k * k))
+    cm = pe.ConfusionMatrix(np.array(cells).reshape(k, k))
+    names = data.draw(
+        st.lists(
+            st.sampled_from(
+                ["accuracy", "balanced_accuracy", "mcc", "kappa"]
+                + [
+                    f"{b}_{a}"
+                    for b in ("precision", "recall", "f1", "jaccard", "npv")
+                    for a in ("macro", "weighted", "micro")
+                ]
+                + [
+                    f"{b}[{i}]"
+                    for b in ("precision", "recall", "specificity", "f1")
+                    for i in range(k)
+                ]
+            ),
+            min_size=1,
+            max_size=5,
+            unique=True,
+        )
+    )
+    ev = pe.evaluate(cm, metrics=names, prior=prior, joint=joint, n_samples=200, rng=0)
+    for post in ev.values():
+        low, high = post.bounds
+        assert np.isfinite(post.samples).all()
+        assert post.samples.min() >= low
+        assert post.samples.max() <= high
+        hdi = post.hdi(0.9)
+        assert low <= hdi[0] <= hdi[1] <= high
+
+
+@given(
     y=st.lists(st.integers(0, 1), min_size=1, max_size=60),
     data=st.data(),
     threshold=st.floats(0.0, 1.0),

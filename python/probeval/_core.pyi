@@ -45,3 +45,17 @@ def sample_quantiles(
 def linear_binning(
     values: npt.NDArray[np.float64], low: float, step: float, m: int
 ) -> npt.NDArray[np.float64]: ...
+def multiclass_metric_values(
+    counts: npt.NDArray[np.float64],
+    metrics: list[tuple[str, str, int]],
+    beta: float = 1.0,
+    zero_division: float = 0.0,
+) -> list[float]: ...
+def multiclass_metric_draws(
+    alpha: npt.NDArray[np.float64],
+    metrics: list[tuple[str, str, int]],
+    n_samples: int,
+    seed: int,
+    beta: float = 1.0,
+    zero_division: float = 0.0,
+) -> npt.NDArray[np.float64]: ...

@@ -23,11 +23,14 @@ from ._validation import (
     check_zero_division,
     describe,
 )
-from .metrics import STREAM_KEYS, canonical_name, metric_info
+from .metrics import MetricSpec, resolve_metric
 from .posterior import Posterior
 from .priors import BINARY_CELL_INDEX, Prior, resolve_prior
 
 __all__ = ["ConfusionMatrix"]
+
+#: Key of the multiclass kernel's stream (the binary kernel's is 0); far from metric keys.
+_MULTICLASS_STREAM = 1 << 40
 
 #: Standard binary label sets, negative class first (scikit-learn's default pos_label=1).
 _STANDARD_BINARY = ((0, 1), (False, True), (-1, 1))
@@ -358,23 +361,32 @@ class ConfusionMatrix:
                 "pass pos_label=... (or labels=[negative, positive])"
             )
 
-    def _check_metric(self, name: str) -> str:
-        metric = canonical_name(name)
-        if metric_info(metric).needs_scores:
-            raise ValueError(
-                f"{metric!r} needs scores, not a confusion matrix: "
-                "use evaluate(y_true, y_score=...)"
-            )
-        self._require_binary(metric)
-        return metric
+    def _spec(self, name: str) -> MetricSpec:
+        """Resolve a metric name for this matrix (see :func:`probeval.metrics.resolve_metric`)."""
+        spec = resolve_metric(name, self._labels, binary=self.is_binary)
+        if spec.kernel == "binary":
+            self._require_binary(spec.name)
+        return spec
 
     def observed(self, metric: str, *, beta: float = 1.0, zero_division: Any = 0.0) -> float:
         """The metric's value on these counts (the usual point estimate)."""
-        name = self._check_metric(metric)
-        value = _core.binary_metric_values(
-            self.cells(), [name], check_beta(beta), check_zero_division(zero_division)
-        )
-        return float(value[0])
+        spec = self._spec(metric)
+        return self._observed([spec], check_beta(beta), check_zero_division(zero_division))[0]
+
+    def _observed(self, specs: list[MetricSpec], beta: float, zero_division: float) -> list[float]:
+        values: dict[str, float] = {}
+        binary = [s for s in specs if s.kernel == "binary"]
+        multiclass = [s for s in specs if s.kernel == "multiclass"]
+        if binary:
+            names = [s.name for s in binary]
+            found = _core.binary_metric_values(self.cells(), names, beta, zero_division)
+            values.update(zip(names, found, strict=True))
+        if multiclass:
+            found = _core.multiclass_metric_values(
+                self._counts, [s.core_spec() for s in multiclass], beta, zero_division
+            )
+            values.update(zip((s.name for s in multiclass), found, strict=True))
+        return [float(values[s.name]) for s in specs]
 
     def posterior(
         self,
@@ -389,13 +401,14 @@ class ConfusionMatrix:
     ) -> Posterior:
         """Posterior distribution of one metric.
 
-        Proportion metrics (accuracy, precision, recall, ...) get their exact Beta posterior
-        and draw samples only when asked; the others are computed from ``n_samples`` Dirichlet
-        draws of the cell probabilities. See :func:`probeval.evaluate` for the parameters.
+        Proportion metrics (accuracy, precision, recall, ... and, for multiclass data, per-class
+        precision/recall/specificity/NPV) get their exact Beta posterior and draw samples only
+        when asked; the others are computed from ``n_samples`` Dirichlet draws of the cell
+        probabilities. See :func:`probeval.evaluate` for the parameters.
         """
-        name = self._check_metric(metric)
+        spec = self._spec(metric)
         posteriors = self._posteriors(
-            [name],
+            [spec],
             prior=resolve_prior(prior, self.n_classes),
             n_samples=check_n_samples(n_samples),
             seed=seed_from(rng),
@@ -403,11 +416,11 @@ class ConfusionMatrix:
             zero_division=check_zero_division(zero_division),
             joint=bool(joint),
         )
-        return posteriors[name]
+        return posteriors[spec.name]
 
     def _posteriors(
         self,
-        names: list[str],
+        specs: list[MetricSpec],
         *,
         prior: Prior,
         n_samples: int,
@@ -416,61 +429,91 @@ class ConfusionMatrix:
         zero_division: float,
         joint: bool,
     ) -> dict[str, Posterior]:
-        """Posteriors of canonical binary metric names (validated arguments)."""
+        """Posteriors of resolved metrics (validated arguments)."""
         counts = self._counts
+        k = self.n_classes
         next_prior = prior.updated(counts)
-        alpha_matrix = prior.dirichlet(counts)
-        tp, fp, tn, fn = (
-            float(alpha_matrix[BINARY_CELL_INDEX[c]]) for c in ("tp", "fp", "tn", "fn")
-        )
-        alpha = (tp, fp, tn, fn)
-        observed = _core.binary_metric_values(self.cells(), names, beta, zero_division)
-        sampled = [n for n in names if joint or not metric_info(n).has_beta]
-        if sampled and sum(alpha) == 0:
-            raise ValueError("no data and a zero prior: the posterior is improper")
-        draws = (
-            _core.binary_metric_draws(
-                alpha, sampled, n_samples, derive(seed, 0), beta, zero_division
+        alpha = prior.dirichlet(counts)
+        observed = self._observed(specs, beta, zero_division)
+        masks = {s.name: s.beta_masks(k) for s in specs}
+        sampled = [s for s in specs if joint or masks[s.name] is None]
+        kernels = {s.kernel for s in sampled}
+        if joint and len(kernels) > 1:
+            raise ValueError(
+                "joint=True draws every metric from the same Dirichlet draws, so all metrics must "
+                "be binary names (precision, f1, ...) or all multiclass-style names (f1_macro, "
+                "precision[1], ...), not a mix"
             )
-            if sampled
-            else None
-        )
+        if sampled and not alpha.any():
+            raise ValueError("no data and a zero prior: the posterior is improper")
+        draws: dict[str, np.ndarray] = {}
+        binary = [s for s in sampled if s.kernel == "binary"]
+        multiclass = [s for s in sampled if s.kernel == "multiclass"]
+        if binary:
+            tp, fp, tn, fn = (float(alpha[BINARY_CELL_INDEX[c]]) for c in ("tp", "fp", "tn", "fn"))
+            names = [s.name for s in binary]
+            rows = _core.binary_metric_draws(
+                (tp, fp, tn, fn), names, n_samples, derive(seed, 0), beta, zero_division
+            )
+            draws.update(zip(names, rows, strict=True))
+        if multiclass:
+            rows = _core.multiclass_metric_draws(
+                np.ascontiguousarray(alpha),
+                [s.core_spec() for s in multiclass],
+                n_samples,
+                derive(seed, _MULTICLASS_STREAM),
+                beta,
+                zero_division,
+            )
+            draws.update(zip((s.name for s in multiclass), rows, strict=True))
         result: dict[str, Posterior] = {}
-        for name, value in zip(names, observed, strict=True):
-            info = metric_info(name)
+        for spec, value in zip(specs, observed, strict=True):
             params = None
-            if info.beta_cells is not None:
-                success = [BINARY_CELL_INDEX[c] for c in info.beta_cells[0]]
-                failure = [BINARY_CELL_INDEX[c] for c in info.beta_cells[1]]
-                params = prior.beta(counts, success, failure, joint=joint)
+            spec_masks = masks[spec.name]
+            if spec_masks is not None:
+                params = prior.beta(counts, spec_masks[0], spec_masks[1], joint=joint)
                 if params == (0.0, 0.0):
                     raise ValueError(
-                        f"{name} has no data "
-                        f"({' + '.join(info.beta_cells[0] + info.beta_cells[1]).upper()} = 0) "
-                        "and a zero prior: its posterior is improper; use a positive prior"
+                        f"{spec.name} has no data and a zero prior: its posterior is improper; "
+                        "use a positive prior"
                     )
-            if name in sampled:
-                assert draws is not None
-                samples = np.ascontiguousarray(draws[sampled.index(name)])
-                result[name] = Posterior(
-                    name,
-                    samples=samples,
+            if spec.name in draws:
+                result[spec.name] = Posterior(
+                    spec.name,
+                    samples=np.ascontiguousarray(draws[spec.name]),
                     beta=params,
                     observed=value,
-                    bounds=info.bounds,
+                    bounds=spec.bounds,
                     next_prior=next_prior,
                 )
             else:
-                result[name] = Posterior(
-                    name,
+                result[spec.name] = Posterior(
+                    spec.name,
                     beta=params,
                     observed=value,
                     n_samples=n_samples,
-                    seed=derive(seed, STREAM_KEYS[name]),
-                    bounds=info.bounds,
+                    seed=derive(seed, spec.stream_key),
+                    bounds=spec.bounds,
                     next_prior=next_prior,
                 )
         return result
+
+    def random_baseline(self) -> ConfusionMatrix:
+        """The matrix of a random classifier on the same data.
+
+        Same true-class totals (prevalence), but each true class is spread evenly over the
+        predicted classes (a uniform confusion conditional): cell (i, j) holds row_i / K. Its
+        posterior gives the metric a random classifier would reach on these data. The counts
+        are fractional, so the matrix is marked weighted.
+        """
+        rows = self._counts.sum(axis=1, keepdims=True)
+        matrix = np.repeat(rows / self.n_classes, self.n_classes, axis=1)
+        return ConfusionMatrix._from_matrix(
+            matrix,
+            self._labels,
+            weighted=True,
+            ambiguous_positive=self._ambiguous_positive,
+        )
 
     # ------------------------------------------------------------------ conveniences
 

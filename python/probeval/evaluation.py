@@ -16,7 +16,7 @@ from ._validation import (
     check_zero_division,
 )
 from .confusion import ConfusionMatrix
-from .metrics import DEFAULT_BINARY, canonical_name
+from .metrics import DEFAULT_BINARY, DEFAULT_MULTICLASS, MetricSpec
 from .posterior import Posterior
 from .priors import Prior, resolve_prior
 
@@ -64,7 +64,12 @@ class Evaluation(Mapping[str, Posterior]):
         return self._joint
 
     def __getitem__(self, name: str) -> Posterior:
-        key = canonical_name(name)
+        if name in self._posteriors:
+            return self._posteriors[name]
+        try:
+            key: str | None = self._confusion._spec(name).name
+        except ValueError:
+            key = None
         if key not in self._posteriors:
             raise KeyError(
                 f"{name!r} was not evaluated; metrics here: {', '.join(self._posteriors)}"
@@ -109,11 +114,14 @@ class Evaluation(Mapping[str, Posterior]):
         return str(self.summary())
 
 
-def _resolve_metrics(metrics: Any, confusion: ConfusionMatrix) -> list[str]:
+def _resolve_metrics(metrics: Any, confusion: ConfusionMatrix) -> list[MetricSpec]:
     if metrics is None:
-        return list(DEFAULT_BINARY)
-    names = [canonical_name(m) for m in as_name_list("metrics", metrics)]
-    return list(dict.fromkeys(names))  # de-duplicate, keep order
+        names = DEFAULT_BINARY if confusion.is_binary else DEFAULT_MULTICLASS
+        if confusion.is_binary and confusion._ambiguous_positive:
+            names = DEFAULT_MULTICLASS  # no positive class to speak of: multiclass-style names
+        metrics = list(names)
+    specs = [confusion._spec(m) for m in as_name_list("metrics", metrics)]
+    return list({s.name: s for s in specs}.values())  # de-duplicate, keep order
 
 
 def evaluate(
@@ -193,13 +201,11 @@ def evaluate(
     else:
         raise TypeError("evaluate needs y_pred or y_score (or a ConfusionMatrix as y_true)")
 
-    names = _resolve_metrics(metrics, confusion)
-    for name in names:
-        confusion._check_metric(name)
+    specs = _resolve_metrics(metrics, confusion)
     resolved_prior = resolve_prior(prior, confusion.n_classes)
     n = check_n_samples(n_samples)
     posteriors = confusion._posteriors(
-        names,
+        specs,
         prior=resolved_prior,
         n_samples=n,
         seed=seed_from(rng),

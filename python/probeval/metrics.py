@@ -14,9 +14,15 @@ undefined; these rules matter for observed values and for a zero prior.
 from __future__ import annotations
 
 import math
+import re
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["MetricInfo", "available_metrics", "canonical_name", "metric_info"]
+import numpy as np
+
+__all__ = ["MetricInfo", "MetricSpec", "available_metrics", "canonical_name", "metric_info"]
 
 CELLS = ("tp", "fp", "tn", "fn")
 
@@ -95,8 +101,6 @@ ALIASES = {"ppv": "precision", "tpr": "recall", "sensitivity": "recall", "tnr": 
 BINARY_METRICS: tuple[str, ...] = tuple(info.name for info in _BINARY)
 #: Metrics that need scores.
 SCORE_METRICS: tuple[str, ...] = tuple(info.name for info in _SCORE)
-#: A stable index per metric, used to derive each metric's random stream.
-STREAM_KEYS = {name: index + 1 for index, name in enumerate(_CATALOGUE)}
 
 DEFAULT_BINARY = (
     "accuracy",
@@ -130,3 +134,189 @@ def canonical_name(name: str) -> str:
 def metric_info(name: str) -> MetricInfo:
     """Catalogue entry of a metric (aliases accepted)."""
     return _CATALOGUE[canonical_name(name)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Multiclass names
+# ---------------------------------------------------------------------------------------------
+
+#: Metrics of a whole K x K matrix.
+WHOLE_MATRIX = ("accuracy", "balanced_accuracy", "mcc", "kappa")
+#: One-vs-rest metrics, computed per class and then averaged or selected.
+PER_CLASS = (
+    "precision",
+    "recall",
+    "f1",
+    "fbeta",
+    "specificity",
+    "npv",
+    "jaccard",
+    "fpr",
+    "fnr",
+    "fdr",
+    "false_omission_rate",
+)
+AVERAGES = ("macro", "weighted", "micro")
+DEFAULT_MULTICLASS = (
+    "accuracy",
+    "balanced_accuracy",
+    "precision_macro",
+    "recall_macro",
+    "f1_macro",
+    "mcc",
+    "kappa",
+)
+
+#: (success, failure) cells of per-class proportion metrics for class k, as functions of
+#: (row index == k, column index == k): the metric is successes / (successes + failures).
+_CLASS_BETA: dict[str, tuple[str, str]] = {
+    # name: (success region, failure region) with regions "kk", "k*" (row k off-diagonal),
+    # "*k" (column k off-diagonal) and "**" (neither row nor column k).
+    "precision": ("kk", "*k"),
+    "recall": ("kk", "k*"),
+    "specificity": ("**", "*k"),
+    "npv": ("**", "k*"),
+    "fpr": ("*k", "**"),
+    "fnr": ("k*", "kk"),
+    "fdr": ("*k", "kk"),
+    "false_omission_rate": ("k*", "**"),
+}
+#: Per-class metrics whose micro average is accuracy (single-label data: every FP is an FN).
+_MICRO_IS_ACCURACY = ("precision", "recall", "f1", "fbeta")
+
+
+def _region(region: str, k: int, n_classes: int) -> np.ndarray:
+    rows = np.arange(n_classes)[:, None] == k
+    cols = np.arange(n_classes)[None, :] == k
+    regions: dict[str, np.ndarray] = {
+        "kk": rows & cols,
+        "k*": rows & ~cols,
+        "*k": ~rows & cols,
+        "**": ~rows & ~cols,
+    }
+    return regions[region]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One requested metric, resolved: what to compute and how to name it.
+
+    ``kernel`` is "binary" (the 2 x 2 catalogue) or "multiclass" (K x K: whole-matrix metrics,
+    per-class metrics with ``average`` "macro", "weighted", "micro" or "class").
+    """
+
+    name: str
+    base: str
+    kernel: str
+    average: str = ""
+    class_index: int = -1
+
+    @property
+    def info(self) -> MetricInfo:
+        return _CATALOGUE[self.base]
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return self.info.bounds
+
+    @property
+    def stream_key(self) -> int:
+        """A stable key for this metric's own random stream (exact posteriors' lazy samples)."""
+        return 1 + zlib.crc32(self.name.encode("utf-8"))
+
+    def core_spec(self) -> tuple[str, str, int]:
+        """(name, average, class index) as the Rust multiclass kernel takes them."""
+        return (self.base, self.average, max(self.class_index, 0))
+
+    def beta_masks(self, n_classes: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(success cells, failure cells) when the posterior is an exact Beta, else None."""
+        if self.kernel == "binary":
+            cells = self.info.beta_cells
+            if cells is None:
+                return None
+            from .priors import BINARY_CELL_INDEX
+
+            def mask(names: tuple[str, ...]) -> np.ndarray:
+                m = np.zeros((2, 2), dtype=bool)
+                for cell in names:
+                    m[BINARY_CELL_INDEX[cell]] = True
+                return m
+
+            return mask(cells[0]), mask(cells[1])
+        diagonal = np.eye(n_classes, dtype=bool)
+        if self.base == "accuracy" or (self.average == "micro" and self.base in _MICRO_IS_ACCURACY):
+            return diagonal, ~diagonal
+        if self.average == "class" and self.base in _CLASS_BETA:
+            success, failure = _CLASS_BETA[self.base]
+            return (
+                _region(success, self.class_index, n_classes),
+                _region(failure, self.class_index, n_classes),
+            )
+        return None
+
+
+def _multiclass_help(labels: Sequence[Any]) -> str:
+    shown = ", ".join(str(label) for label in list(labels)[:20])
+    more = "" if len(labels) <= 20 else f", ... ({len(labels)} classes)"
+    return (
+        f"for multiclass data use {', '.join(WHOLE_MATRIX)}, or a per-class metric "
+        f"({', '.join(PER_CLASS)}) with _macro, _weighted, _micro or [class], e.g. f1_macro "
+        f"or recall[{labels[0]}]; classes: {shown}{more}"
+    )
+
+
+_CLASS_SYNTAX = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[(.*)\]\s*$")
+
+
+def resolve_metric(name: str, labels: Sequence[Any], *, binary: bool) -> MetricSpec:
+    """Resolve a metric name for a confusion matrix with classes ``labels``.
+
+    Binary data accept the binary catalogue (``precision``, ``f1``, ...) and multiclass-style
+    names; multiclass data accept whole-matrix names and per-class names with an average
+    (``f1_macro``) or a class (``recall[cat]``, matched against ``str(label)``).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"metric names must be strings, got {name!r}")
+    match = _CLASS_SYNTAX.match(name)
+    if match:
+        base = ALIASES.get(match.group(1).lower(), match.group(1).lower())
+        if base not in PER_CLASS:
+            raise ValueError(
+                f"unknown per-class metric {match.group(1)!r} in {name!r}; "
+                + _multiclass_help(labels)
+            )
+        wanted = match.group(2).strip()
+        hits = [i for i, label in enumerate(labels) if str(label) == wanted]
+        if len(hits) != 1:
+            problem = "no class" if not hits else "more than one class"
+            raise ValueError(
+                f"{problem} is written {wanted!r} in {name!r}; classes: "
+                f"{', '.join(repr(str(label)) for label in labels)}"
+            )
+        return MetricSpec(f"{base}[{labels[hits[0]]}]", base, "multiclass", "class", hits[0])
+    key = name.strip().lower()
+    for average in AVERAGES:
+        suffix = "_" + average
+        if key.endswith(suffix):
+            base = ALIASES.get(key[: -len(suffix)], key[: -len(suffix)])
+            if base in PER_CLASS:
+                return MetricSpec(f"{base}_{average}", base, "multiclass", average)
+            raise ValueError(f"unknown metric {name!r}; {_multiclass_help(labels)}")
+    key = ALIASES.get(key, key)
+    if binary and key in _CATALOGUE and not _CATALOGUE[key].needs_scores:
+        return MetricSpec(key, key, "binary")
+    if key in WHOLE_MATRIX:
+        return MetricSpec(key, key, "multiclass")
+    if key in _CATALOGUE and _CATALOGUE[key].needs_scores:
+        raise ValueError(
+            f"{key!r} needs scores, not a confusion matrix: use evaluate(y_true, y_score=...)"
+        )
+    if key in PER_CLASS:
+        raise ValueError(
+            f"{key!r} is per class: say how to combine the classes; {_multiclass_help(labels)}"
+        )
+    if key in _CATALOGUE:
+        raise ValueError(f"{key!r} is defined for binary data only; {_multiclass_help(labels)}")
+    if binary:
+        canonical_name(name)  # raises the catalogue's unknown-metric error, listing the names
+    raise ValueError(f"unknown metric {name!r}; {_multiclass_help(labels)}")

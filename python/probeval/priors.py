@@ -85,28 +85,25 @@ class Prior:
     def beta(
         self,
         counts: np.ndarray,
-        success: list[tuple[int, int]],
-        failure: list[tuple[int, int]],
+        success: np.ndarray,
+        failure: np.ndarray,
         *,
         joint: bool,
     ) -> tuple[float, float]:
-        """Beta parameters of a proportion metric whose successes/failures are the given cells.
+        """Beta parameters of a proportion metric whose successes and failures are the cells
+        selected by the boolean masks ``success`` and ``failure``.
 
-        Not joint and a scalar prior: ``Beta(successes + c, failures + c)``. Otherwise the
-        Beta marginal of the Dirichlet, which sums the pseudo-counts of the cells.
+        Not joint and a scalar prior: ``Beta(successes + c, failures + c)``. Otherwise the Beta
+        marginal of the Dirichlet, which sums the pseudo-counts of the cells.
         """
         self._check_shape(counts.shape[0])
         total = counts if self.data is None else counts + self.data
-
-        def cell_sum(matrix: np.ndarray, cells: list[tuple[int, int]]) -> float:
-            return float(sum(matrix[i, j] for i, j in cells))
-
-        a, b = cell_sum(total, success), cell_sum(total, failure)
+        a, b = float(total[success].sum()), float(total[failure].sum())
         if isinstance(self.base, np.ndarray):
-            return a + cell_sum(self.base, success), b + cell_sum(self.base, failure)
+            return a + float(self.base[success].sum()), b + float(self.base[failure].sum())
         c = float(self.base)
         if joint:
-            return a + c * len(success), b + c * len(failure)
+            return a + c * int(success.sum()), b + c * int(failure.sum())
         return a + c, b + c
 
     def updated(self, counts: np.ndarray) -> Prior:
