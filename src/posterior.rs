@@ -5,7 +5,7 @@
 //! Output is metric-major — `out[m * n_draws + i]` is metric `m` of draw `i` — so every
 //! metric's samples are one contiguous array on the Python side.
 
-use crate::metrics::{ClassTotals, Metric, MulticlassMetric};
+use crate::metrics::{self, Cells, ClassTotals, Metric, MulticlassMetric};
 use crate::rng::{BLOCK, fork, stream};
 use crate::sampling::{Beta, Sampler, dirichlet_shapes};
 use crate::{Error, Result};
@@ -227,6 +227,89 @@ pub fn multiclass_metric_draws(
     Ok(out)
 }
 
+/// A metric for the paired kernel: from the binary catalogue (K = 2) or multiclass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PairedMetric {
+    Binary(Metric),
+    Multiclass(MulticlassMetric),
+}
+
+/// Paired posterior of one metric of two classifiers scored on the same rows.
+///
+/// `alpha` holds the Dirichlet parameters of the joint table of (true class i, prediction of
+/// model A j, prediction of model B l), flattened as `(i * K + j) * K + l`. Each draw samples
+/// the K³ cells, sums them into A's confusion matrix (over l) and B's (over j) — both from the
+/// same draw, which is what makes the comparison paired — and writes the metric of A to row 0
+/// and of B to row 1.
+pub fn paired_metric_draws(
+    alpha: &[f64],
+    k: usize,
+    metric: PairedMetric,
+    n_draws: usize,
+    seed: u64,
+    zero_division: f64,
+) -> Result<Vec<f64>> {
+    if k < 2 || k.checked_pow(3) != Some(alpha.len()) {
+        return Err(Error::invalid(format!(
+            "alpha must hold K^3 values for K >= 2 classes, got {} values for K = {k}",
+            alpha.len()
+        )));
+    }
+    if matches!(metric, PairedMetric::Binary(_)) && k != 2 {
+        return Err(Error::invalid("a binary metric needs K = 2"));
+    }
+    if alpha.iter().any(|a| !(a.is_finite() && *a >= 0.0)) {
+        return Err(Error::invalid(
+            "Dirichlet parameters must be finite and >= 0",
+        ));
+    }
+    check_draws(n_draws, 2)?;
+    let shapes = dirichlet_shapes(alpha)?;
+    let mut out = alloc_output(2 * n_draws);
+    fill_blocks(&mut out, 2, n_draws, seed, |streams, rows| {
+        let mut s = streams.sampler(0);
+        let (mut a, mut b) = (vec![0.0; k * k], vec![0.0; k * k]);
+        let (mut actual, mut predicted, mut correct) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+        for d in 0..rows[0].len() {
+            a.fill(0.0);
+            b.fill(0.0);
+            for (cell, shape) in shapes.iter().enumerate() {
+                let g = s.gamma(shape);
+                let (i, j, l) = (cell / (k * k), (cell / k) % k, cell % k);
+                a[i * k + j] += g;
+                b[i * k + l] += g;
+            }
+            for (row, matrix) in [(0, &a), (1, &b)] {
+                rows[row][d] = match metric {
+                    PairedMetric::Binary(m) => {
+                        // [[TN, FP], [FN, TP]]
+                        m.eval(
+                            &Cells::new(matrix[3], matrix[1], matrix[0], matrix[2]),
+                            zero_division,
+                        )
+                    }
+                    PairedMetric::Multiclass(m) => {
+                        let total = metrics::class_totals_into(
+                            matrix,
+                            &mut actual,
+                            &mut predicted,
+                            &mut correct,
+                        );
+                        let totals = ClassTotals {
+                            actual: &actual,
+                            predicted: &predicted,
+                            correct: &correct,
+                            total,
+                        };
+                        m.eval(&totals, zero_division)
+                    }
+                };
+            }
+        }
+    });
+    Ok(out)
+}
+
 /// `n_draws` samples of Beta(a, b), drawn as Ga / (Ga + Gb).
 pub fn beta_draws(a: f64, b: f64, n_draws: usize, seed: u64) -> Result<Vec<f64>> {
     check_draws(n_draws, 1)?;
@@ -361,6 +444,47 @@ mod tests {
         check(&out[n..], 93.0, 27.0);
         assert!(multiclass_metric_draws(&alpha, 2, &metrics, 10, 0, 0.0).is_err());
         assert!(multiclass_metric_draws(&[1.0; 1], 1, &metrics, 10, 0, 0.0).is_err());
+    }
+
+    #[test]
+    fn paired_marginals_equal_the_unpaired_model() {
+        // With joint pseudo-counts 1/K per cell, each model's marginal matrix is Dirichlet(C + 1):
+        // A's accuracy ~ Beta(correct_A + 2, wrong_A + 2) as in the unpaired model.
+        // Joint counts (truth, A, B) for truth 0/1 and predictions 0/1.
+        let joint_counts = [40.0, 5.0, 8.0, 7.0, 3.0, 6.0, 4.0, 27.0];
+        let alpha: Vec<f64> = joint_counts.iter().map(|c| c + 0.5).collect();
+        let n = 100_000;
+        let out = paired_metric_draws(&alpha, 2, PairedMetric::Binary(Metric::Accuracy), n, 3, 0.0)
+            .unwrap();
+        // A correct: (0,0,*) + (1,1,*) = 40 + 5 + 4 + 27 = 76; wrong 24.
+        // B correct: (0,*,0) + (1,*,1) = 40 + 8 + 6 + 27 = 81; wrong 19.
+        for (row, (a, b)) in [(76.0 + 2.0, 24.0 + 2.0), (81.0 + 2.0, 19.0 + 2.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let xs = &out[row * n..(row + 1) * n];
+            let mean = xs.iter().sum::<f64>() / n as f64;
+            let v = a * b / ((a + b) * (a + b) * (a + b + 1.0));
+            assert!(
+                (mean - a / (a + b)).abs() < 5.0 * (v / n as f64).sqrt(),
+                "row {row}"
+            );
+        }
+        // The two accuracies are positively correlated: they share the rows.
+        let (ra, rb) = out.split_at(n);
+        let (ma, mb) = (
+            ra.iter().sum::<f64>() / n as f64,
+            rb.iter().sum::<f64>() / n as f64,
+        );
+        let cov: f64 = ra
+            .iter()
+            .zip(rb)
+            .map(|(x, y)| (x - ma) * (y - mb))
+            .sum::<f64>();
+        assert!(cov > 0.0);
+        assert!(
+            paired_metric_draws(&alpha, 3, PairedMetric::Binary(Metric::F1), 10, 0, 0.0).is_err()
+        );
     }
 
     #[test]

@@ -9,7 +9,8 @@
 use crate::metrics::{self, Cells, Metric, MulticlassMetric};
 use crate::{posterior, rng, special, summary};
 use numpy::{
-    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -168,6 +169,45 @@ fn multiclass_metric_draws<'py>(
     PyArray1::from_vec(py, out).reshape([parsed.len(), n_samples])
 }
 
+/// Paired draws of one metric for two models scored on the same rows; shape (2, n).
+/// `alpha` is the K x K x K joint table (truth, prediction A, prediction B) plus prior;
+/// `metric` is ("binary", name, "", 0) or ("multiclass", name, average, class).
+#[pyfunction]
+#[pyo3(signature = (alpha, metric, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+fn paired_metric_draws<'py>(
+    py: Python<'py>,
+    alpha: PyReadonlyArray3<'py, f64>,
+    metric: (String, String, String, usize),
+    n_samples: usize,
+    seed: u64,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let shape = alpha.shape();
+    let k = shape[0];
+    if shape[1] != k || shape[2] != k {
+        return Err(PyValueError::new_err(format!(
+            "alpha must be K x K x K, got {shape:?}"
+        )));
+    }
+    let values: Cow<'_, [f64]> = match alpha.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(alpha.as_array().iter().copied().collect()),
+    };
+    let (kernel, name, average, class) = metric;
+    let parsed = match kernel.as_str() {
+        "binary" => Metric::from_name(&name, beta).map(posterior::PairedMetric::Binary),
+        "multiclass" => MulticlassMetric::from_parts(&name, &average, class, beta, k)
+            .map(posterior::PairedMetric::Multiclass),
+        other => Err(crate::Error::invalid(format!("unknown kernel {other:?}"))),
+    }
+    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let out = run(py, || {
+        posterior::paired_metric_draws(&values, k, parsed, n_samples, seed, zero_division)
+    })?;
+    PyArray1::from_vec(py, out).reshape([2, n_samples])
+}
+
 /// Draws of Beta(a, b) as Ga / (Ga + Gb).
 #[pyfunction]
 fn beta_draws<'py>(
@@ -317,6 +357,16 @@ fn sample_quantiles<'py>(
     Ok(PyArray1::from_vec(py, out))
 }
 
+/// (min, max, mean, std with ddof=1) of finite samples, overflow-safe.
+#[pyfunction]
+fn sample_moments(
+    py: Python<'_>,
+    samples: PyReadonlyArray1<'_, f64>,
+) -> PyResult<(f64, f64, f64, f64)> {
+    let samples = slice(&samples);
+    run(py, || summary::moments(&samples))
+}
+
 /// Linear binning of values onto the grid low + i * step, i = 0..m (for the KDE).
 #[pyfunction]
 fn linear_binning<'py>(
@@ -338,7 +388,8 @@ mod _core {
         beta_cdf, beta_draws, beta_eti, beta_hdi, beta_isf, beta_mode, beta_pdf, beta_ppf, beta_sf,
         binary_metric_draws, binary_metric_names, binary_metric_values, derive_seed,
         dirichlet_draws, linear_binning, multiclass_metric_draws, multiclass_metric_values,
-        sample_eti, sample_hdi, sample_quantiles, sample_summary,
+        paired_metric_draws, sample_eti, sample_hdi, sample_moments, sample_quantiles,
+        sample_summary,
     };
 
     #[pymodule_init]

@@ -488,8 +488,8 @@ mod tests {
             let t = -0.5 + i as f64 * 1e-5;
             assert!(p(t) >= minimum - 1e-12, "P({t}) = {} < {minimum}", p(t));
         }
-        // The coefficient used: 3 * 0.423688 / 81 = 1 / 63.73 <= 1 / 63.
-        assert!(3.0 * 0.423_688 / 81.0 <= 1.0 / 63.0);
+        // The coefficient used, 1 / (63 d), must dominate 3 |P(−1/2)| / (81 d) = 1 / (63.73 d).
+        assert!(3.0 * -minimum / 81.0 <= 1.0 / 63.0);
     }
 
     #[test]

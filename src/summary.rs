@@ -244,6 +244,44 @@ pub fn summarize(samples: &[f64], ci: f64) -> Result<Summary> {
     })
 }
 
+/// (min, max, mean, standard deviation with n − 1 in the denominator; 0 for one sample) of
+/// finite samples. The sums run in units of a power of two near the largest magnitude —
+/// exact rescaling that keeps squares of 1e200 from overflowing and of 1e-200 from underflowing.
+pub fn moments(samples: &[f64]) -> Result<(f64, f64, f64, f64)> {
+    if samples.is_empty() {
+        return Err(Error::invalid("samples must not be empty"));
+    }
+    let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+    for &v in samples {
+        min = min.min(v);
+        max = max.max(v);
+    }
+    if !(min.is_finite() && max.is_finite()) {
+        return Err(Error::invalid("samples must be finite"));
+    }
+    let magnitude = min.abs().max(max.abs());
+    let scale = if magnitude > 0.0 {
+        // 2^e with 2^(e−1) <= magnitude < 2^e, from the exponent bits.
+        let exponent = ((magnitude.to_bits() >> 52) & 0x7ff) as i32 - 1022;
+        2f64.powi(exponent.clamp(-1000, 1000))
+    } else {
+        1.0
+    };
+    let inv = 1.0 / scale;
+    let n = samples.len() as f64;
+    let mean = samples.iter().map(|v| v * inv).sum::<f64>() / n;
+    let var = if samples.len() > 1 {
+        samples
+            .iter()
+            .map(|v| (v * inv - mean).powi(2))
+            .sum::<f64>()
+            / (n - 1.0)
+    } else {
+        0.0
+    };
+    Ok((min, max, mean * scale, var.sqrt() * scale))
+}
+
 /// Values per chunk of [`linear_binning`]: fixed, so that the summation order (and hence every
 /// bit of the result) does not depend on the number of threads.
 const BINNING_CHUNK: usize = 1 << 17;
@@ -404,6 +442,20 @@ mod tests {
         }
         assert!(summarize(&[], 0.9).is_err());
         assert!(summarize(&[1.0, f64::NAN], 0.9).is_err());
+    }
+
+    #[test]
+    fn moments_are_accurate_at_extreme_scales() {
+        for scale in [1e-200, 1e-3, 1.0, 1e200] {
+            let data: Vec<f64> = [1.0, 2.0, 4.0, 5.0].iter().map(|v| v * scale).collect();
+            let (min, max, mean, std) = moments(&data).unwrap();
+            assert_eq!((min, max), (scale, 5.0 * scale));
+            assert!((mean / scale - 3.0).abs() < 1e-14);
+            assert!((std / scale - (10.0f64 / 3.0).sqrt()).abs() < 1e-14);
+        }
+        assert_eq!(moments(&[2.5]).unwrap(), (2.5, 2.5, 2.5, 0.0));
+        assert!(moments(&[]).is_err());
+        assert!(moments(&[1.0, f64::INFINITY]).is_err());
     }
 
     #[test]

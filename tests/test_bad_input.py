@@ -392,6 +392,86 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ),
     ("multi-fbeta-beta", lambda: M3.posterior("fbeta_macro", beta=-1), ValueError, "beta"),
     ("multi-metric-type", lambda: M3.observed(None), TypeError, "metric"),
+    # inference
+    ("compare-not-posterior", lambda: pe.compare(POST, 0.5), TypeError, "Posterior"),
+    ("compare-rope-negative", lambda: pe.compare(POST, EXACT, rope=-0.1), ValueError, "rope"),
+    (
+        "compare-rope-reversed",
+        lambda: pe.compare(POST, EXACT, rope=(0.1, -0.1)),
+        ValueError,
+        "rope",
+    ),
+    ("compare-rope-string", lambda: pe.compare(POST, EXACT, rope="0.1"), TypeError, "rope"),
+    ("compare-rope-bool", lambda: pe.compare(POST, EXACT, rope=True), TypeError, "rope"),
+    (
+        "compare-rope-nan",
+        lambda: pe.compare(POST, EXACT, rope=(float("nan"), 1.0)),
+        ValueError,
+        "rope",
+    ),
+    ("compare-n-samples", lambda: pe.compare(POST, EXACT, n_samples=0), ValueError, "n_samples"),
+    ("compare-rng", lambda: pe.compare(POST, EXACT, rng="x"), TypeError, "rng"),
+    (
+        "compare-sample-lengths",
+        lambda: pe.compare(
+            pe.Posterior.from_samples([0.1, 0.2]), pe.Posterior.from_samples([0.1, 0.2, 0.3])
+        ),
+        ValueError,
+        "samples",
+    ),
+    ("paired-lengths", lambda: pe.compare_paired(Y, P, P[:3]), ValueError, "same length"),
+    ("paired-empty", lambda: pe.compare_paired([], [], []), ValueError, "y_true must not be empty"),
+    (
+        "paired-metric",
+        lambda: pe.compare_paired(Y, P, P, metric="auc"),
+        ValueError,
+        "unknown metric",
+    ),
+    (
+        "paired-array-prior",
+        lambda: pe.compare_paired(Y, P, P, prior=np.ones((2, 2))),
+        ValueError,
+        "prior",
+    ),
+    ("paired-negative-prior", lambda: pe.compare_paired(Y, P, P, prior=-1), ValueError, "prior"),
+    (
+        "paired-weights",
+        lambda: pe.compare_paired(Y, P, P, sample_weight=[1, 2]),
+        ValueError,
+        "sample_weight",
+    ),
+    (
+        "paired-string-labels",
+        lambda: pe.compare_paired(["a", "b"], ["a", "a"], ["b", "b"], metric="f1"),
+        ValueError,
+        "pos_label",
+    ),
+    (
+        "vs-random-not-matrix",
+        lambda: pe.vs_random([[1, 2], [3, 4]], "f1"),
+        TypeError,
+        "ConfusionMatrix",
+    ),
+    ("vs-random-metric", lambda: pe.vs_random(CM, "f2"), ValueError, "unknown metric"),
+    ("decide-no-rope", lambda: pe.decide(EXACT), TypeError, "rope"),
+    ("decide-not-posterior", lambda: pe.decide([0.1, 0.2], rope=(0, 1)), TypeError, "Posterior"),
+    ("decide-ci", lambda: pe.decide(EXACT, rope=(0, 1), ci=2), ValueError, "ci"),
+    (
+        "decide-precision",
+        lambda: pe.decide(EXACT, rope=(0, 1), precision=-1),
+        ValueError,
+        "precision",
+    ),
+    ("decide-reference", lambda: pe.decide(EXACT, reference=0.5), TypeError, "reference"),
+    ("hdi-samples", lambda: pe.hdi([], 0.9), ValueError, "samples"),
+    ("hdi-ci", lambda: pe.hdi([0.1, 0.2], 1.2), ValueError, "ci"),
+    ("eti-samples-nan", lambda: pe.eti([0.1, np.nan]), ValueError, "samples"),
+    (
+        "random-baseline-samples",
+        lambda: pe.Posterior.from_samples([0.1]).random_baseline(),
+        ValueError,
+        "random baseline",
+    ),
 ]
 
 

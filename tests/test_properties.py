@@ -223,3 +223,53 @@ def test_hostile_values_for_confusion_matrix_and_posterior(value: Any) -> None:
     for call in calls:
         with contextlib.suppress(*DOCUMENTED):
             call()
+
+
+@given(
+    d=st.lists(st.floats(-1.0, 1.0), min_size=1, max_size=200),
+    eps=st.floats(0.0, 0.5),
+)
+def test_comparison_probabilities_are_consistent(d: list[float], eps: float) -> None:
+    diff = np.array(d)
+    a = pe.Posterior.from_samples(diff, bounds=None)
+    b = pe.Posterior.from_samples(np.zeros_like(diff), bounds=None)
+    c = pe.compare(a, b, rope=eps)
+    for value in (c.p_direction, c.p_rope, c.p_sig, c.p_sig_pos, c.p_sig_neg):
+        assert 0.0 <= value <= 1.0
+    assert c.p_rope + c.p_sig_pos + c.p_sig_neg == pytest.approx(1.0)
+    assert c.p_direction >= 0.5 or np.mean(diff == 0) > 0
+    decision = c.decide(0.9)
+    assert decision.status in ("accepted", "rejected", "undecided")
+
+
+@given(
+    samples=st.lists(st.floats(0.0, 1.0), min_size=2, max_size=300),
+    ci=st.floats(0.05, 0.99),
+)
+def test_multimodal_regions_are_ordered_and_disjoint(samples: list[float], ci: float) -> None:
+    regions = pe.hdi(samples, ci, multimodal=True, bounds=(0, 1))
+    assert regions
+    flat = [v for region in regions for v in region]
+    assert flat == sorted(flat)
+    assert flat[0] >= 0.0
+    assert flat[-1] <= 1.0
+
+
+@given(value=hostile)
+def test_hostile_values_for_inference(value: Any) -> None:
+    a = pe.ConfusionMatrix.from_counts(tp=3, fp=1, tn=4, fn=2).posterior("f1", rng=0)
+    calls = [
+        lambda: pe.compare(a, a, rope=value),
+        lambda: pe.compare(a, value),
+        lambda: pe.compare(a, a, n_samples=value),
+        lambda: pe.decide(a, rope=value),
+        lambda: pe.decide(a, rope=(0, 1), precision=value),
+        lambda: pe.decide(a, rope=(0, 1), ci=value),
+        lambda: pe.compare_paired([0, 1, 1], [0, 1, 0], value),
+        lambda: pe.compare_paired([0, 1, 1], [0, 1, 0], [1, 1, 0], metric=value),
+        lambda: pe.hdi(value),
+        lambda: pe.hdi([0.1, 0.5, 0.9], value, multimodal=True),
+    ]
+    for call in calls:
+        with contextlib.suppress(*DOCUMENTED):
+            call()

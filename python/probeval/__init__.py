@@ -16,6 +16,8 @@ from __future__ import annotations
 from .confusion import ConfusionMatrix
 from .datasets import load_demo
 from .evaluation import Evaluation, evaluate
+from .inference import Comparison, Decision, compare, compare_paired, decide, vs_random
+from .intervals import eti, hdi
 from .kde import KDE, kde
 from .metrics import MetricInfo, available_metrics, metric_info
 from .posterior import Posterior
@@ -25,15 +27,23 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KDE",
+    "Comparison",
     "ConfusionMatrix",
+    "Decision",
     "Evaluation",
     "MetricInfo",
     "Posterior",
     "Prior",
     "__version__",
     "available_metrics",
+    "compare",
+    "compare_paired",
+    "decide",
+    "eti",
     "evaluate",
+    "hdi",
     "kde",
     "load_demo",
     "metric_info",
+    "vs_random",
 ]

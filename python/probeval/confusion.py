@@ -24,7 +24,7 @@ from ._validation import (
     describe,
 )
 from .metrics import MetricSpec, resolve_metric
-from .posterior import Posterior
+from .posterior import Origin, Posterior
 from .priors import BINARY_CELL_INDEX, Prior, resolve_prior
 
 __all__ = ["ConfusionMatrix"]
@@ -468,6 +468,7 @@ class ConfusionMatrix:
             draws.update(zip((s.name for s in multiclass), rows, strict=True))
         result: dict[str, Posterior] = {}
         for spec, value in zip(specs, observed, strict=True):
+            origin = Origin(self, spec, prior, beta, zero_division, joint)
             params = None
             spec_masks = masks[spec.name]
             if spec_masks is not None:
@@ -485,6 +486,7 @@ class ConfusionMatrix:
                     observed=value,
                     bounds=spec.bounds,
                     next_prior=next_prior,
+                    origin=origin,
                 )
             else:
                 result[spec.name] = Posterior(
@@ -495,6 +497,7 @@ class ConfusionMatrix:
                     seed=derive(seed, spec.stream_key),
                     bounds=spec.bounds,
                     next_prior=next_prior,
+                    origin=origin,
                 )
         return result
 

@@ -32,26 +32,29 @@ _MAX_INTERNAL = 2**17
 _CUT = 4.0
 
 
-def kde_bandwidth(samples: np.ndarray, rule: str | float = "scott") -> float:
+def kde_bandwidth(samples: Any, rule: str | float = "scott") -> float:
     """Kernel bandwidth: Scott's or Silverman's rule (as scipy.stats.gaussian_kde), or a number.
 
     A numeric ``rule`` is the bandwidth itself, in the units of the samples.
     """
     if isinstance(rule, str):
-        n = int(samples.shape[0])
-        # Scale before squaring: spreads like 1e-200 would underflow, 1e200 overflow.
-        scale = float(np.max(np.abs(samples))) if n > 1 else 0.0
-        sd = float((samples / scale).std(ddof=1)) * scale if scale > 0 else 0.0
         key = rule.strip().lower()
-        if key == "scott":
-            return float(sd * n ** (-1.0 / 5.0))
-        if key == "silverman":
-            return float(sd * (n * 3.0 / 4.0) ** (-1.0 / 5.0))
-        raise ValueError(f'bandwidth must be "scott", "silverman" or a number > 0, got {rule!r}')
+        if key not in ("scott", "silverman"):
+            raise ValueError(
+                f'bandwidth must be "scott", "silverman" or a number > 0, got {rule!r}'
+            )
+        x = as_float_1d("samples", samples)
+        return _rule_bandwidth(key, x.shape[0], _core.sample_moments(x)[3])
     value = check_real("bandwidth", rule)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"bandwidth must be a finite number > 0, got {rule!r}")
     return value
+
+
+def _rule_bandwidth(rule: str, n: int, sd: float) -> float:
+    if rule == "scott":
+        return float(sd * n ** (-1.0 / 5.0))
+    return float(sd * (n * 3.0 / 4.0) ** (-1.0 / 5.0))
 
 
 @dataclass(frozen=True)
@@ -171,41 +174,44 @@ def kde(
         raise TypeError(f"grid_size must be an integer, got {describe(grid_size)}")
     if not 2 <= grid_size <= 2**20:
         raise ValueError(f"grid_size must be between 2 and 2**20, got {grid_size}")
-    xmin, xmax = float(x.min()), float(x.max())
+    rule = bandwidth.strip().lower() if isinstance(bandwidth, str) else None
+    if rule is not None and rule not in ("scott", "silverman"):
+        raise ValueError(
+            f'bandwidth must be "scott", "silverman" or a number > 0, got {bandwidth!r}'
+        )
+    xmin, xmax, _, sd = _core.sample_moments(x)
     if xmin < low or xmax > high:
         raise ValueError(f"samples lie outside bounds {bounds!r}: range [{xmin!r}, {xmax!r}]")
     magnitude = max(abs(xmin), abs(xmax))
     if magnitude > 1e300:
         raise ValueError(f"samples up to {magnitude!r} are too large for a density estimate")
-    # Work in units of a power of two near the data's magnitude: exact, and it keeps spreads of
-    # 1e-200 (or 1e200) from underflowing (or overflowing) in the variance and the density.
+    h = _rule_bandwidth(rule, x.shape[0], sd) if rule is not None else kde_bandwidth(x, bandwidth)
+    # The grid is laid out in units of a power of two near the data's magnitude (exact), which
+    # keeps spreads of 1e-200 (or 1e200) from underflowing (or overflowing); the data are
+    # binned in their own units on that grid scaled back, so they are never copied.
     scale = math.ldexp(1.0, math.frexp(magnitude)[1]) if magnitude > 0 else 1.0
-    numeric_bandwidth = not isinstance(bandwidth, str)
-    result = _kde_unit_scale(
-        x / scale,
-        low / scale,
-        high / scale,
-        kde_bandwidth(x, bandwidth) / scale if numeric_bandwidth else bandwidth,
-        grid_size,
-    )
-    if result.grid.shape[0] > 1 and result.bandwidth * scale < 1e-280:
-        # A spread so small that densities (~1 / bandwidth) would overflow float64.
-        return KDE(np.array([float(np.median(x))]), np.array([np.inf]), 0.0, (low, high))
-    return KDE(result.grid * scale, result.density / scale, result.bandwidth * scale, (low, high))
-
-
-def _kde_unit_scale(
-    x: np.ndarray, low: float, high: float, bandwidth: str | float, grid_size: int
-) -> KDE:
-    """The estimate for samples with max |x| <= 1 (see :func:`kde`)."""
-    xmin, xmax = float(x.min()), float(x.max())
-    h = kde_bandwidth(x, bandwidth)
-    if h < 1e4 * float(np.finfo(np.float64).eps):
+    if h / scale < 1e4 * float(np.finfo(np.float64).eps) or h < 1e-280:
         # All samples identical, or spread below what float64 resolves at their magnitude
-        # (densities near 1/h would be noise): a point mass at the median.
-        centre = float(np.median(x))
+        # (densities near 1/h would be noise or overflow): a point mass at the median.
+        centre = float(_core.sample_quantiles(x, np.array([0.5]))[0])
         return KDE(np.array([centre]), np.array([np.inf]), 0.0, (low, high))
+    unit = (xmin / scale, xmax / scale, low / scale, high / scale, h / scale)
+    return _kde_on_grid(x, *unit, scale=scale, grid_size=grid_size, bounds=(low, high))
 
+
+def _kde_on_grid(
+    x: np.ndarray,
+    xmin: float,
+    xmax: float,
+    low: float,
+    high: float,
+    h: float,
+    *,
+    scale: float,
+    grid_size: int,
+    bounds: tuple[float, float],
+) -> KDE:
+    """The estimate; every length here is in units of ``scale`` (see :func:`kde`)."""
     grid_low = max(low, xmin - _CUT * h)
     grid_high = min(high, xmax + _CUT * h)
     reflect_low = grid_low == low
@@ -213,7 +219,7 @@ def _kde_unit_scale(
     span = grid_high - grid_low
     m = int(min(_MAX_INTERNAL, max(grid_size, math.ceil(span / h * _POINTS_PER_BANDWIDTH) + 1)))
     step = span / (m - 1)
-    weights = _core.linear_binning(x, grid_low, step, m)
+    weights = _core.linear_binning(x, grid_low * scale, step * scale, m)
 
     # Reflection: a sample at bound + t has a mirror image at bound - t. On a grid that starts
     # at the bound, the binned mirror images are the binned weights reversed around index 0.
@@ -231,4 +237,4 @@ def _kde_unit_scale(
     grid = np.linspace(grid_low, grid_high, grid_size)
     if grid_size != m:
         density = _interp_uniform(grid, grid_low, grid_high, density)
-    return KDE(grid, density, h, (low, high))
+    return KDE(grid * scale, density / scale, h * scale, bounds)

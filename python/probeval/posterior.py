@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -16,12 +17,47 @@ from ._validation import (
     check_real,
     describe,
 )
+from .intervals import beta_region, density_region
 from .kde import KDE, kde
 
 if TYPE_CHECKING:
+    from .confusion import ConfusionMatrix
+    from .metrics import MetricSpec
     from .priors import Prior
 
 __all__ = ["Posterior"]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a posterior came from, so that it can be redrawn with an independent stream and
+    can produce the posterior a random classifier would have on the same data."""
+
+    confusion: ConfusionMatrix
+    spec: MetricSpec
+    prior: Prior
+    beta: float
+    zero_division: float
+    joint: bool
+
+    def posterior(self, n_samples: int, seed: int, *, random: bool = False) -> Posterior:
+        confusion, prior = self.confusion, self.prior
+        if random:
+            # The random classifier on all the data seen so far (absorbed and current).
+            pooled = confusion.counts if prior.data is None else confusion.counts + prior.data
+            confusion = type(confusion)._from_matrix(pooled, confusion.labels, weighted=True)
+            confusion = confusion.random_baseline()
+            prior = type(prior)(prior.base, label=prior.label)
+        result = confusion._posteriors(
+            [self.spec],
+            prior=prior,
+            n_samples=n_samples,
+            seed=seed,
+            beta=self.beta,
+            zero_division=self.zero_division,
+            joint=self.joint,
+        )
+        return result[self.spec.name]
 
 
 def _as_points(x: Any) -> tuple[np.ndarray, bool]:
@@ -57,6 +93,7 @@ class Posterior:
         "_kde",
         "_n_samples",
         "_next_prior",
+        "_origin",
         "_samples",
         "_seed",
         "metric",
@@ -74,6 +111,7 @@ class Posterior:
         seed: int | None = None,
         bounds: tuple[float, float] = (0.0, 1.0),
         next_prior: Prior | None = None,
+        origin: Origin | None = None,
     ) -> None:
         if samples is None and beta is None:
             raise ValueError("a Posterior needs samples or Beta parameters")
@@ -85,6 +123,7 @@ class Posterior:
         self._seed = seed
         self._kde: KDE | None = None
         self._next_prior = next_prior
+        self._origin = origin
         if samples is not None:
             samples.setflags(write=False)
         self._samples = samples
@@ -209,13 +248,27 @@ class Posterior:
 
     # ------------------------------------------------------------------ intervals
 
-    def hdi(self, ci: float = 0.95) -> tuple[float, float]:
+    @overload
+    def hdi(self, ci: float = ..., *, multimodal: Literal[False] = ...) -> tuple[float, float]: ...
+
+    @overload
+    def hdi(self, ci: float = ..., *, multimodal: Literal[True]) -> list[tuple[float, float]]: ...
+
+    def hdi(
+        self, ci: float = 0.95, *, multimodal: bool = False
+    ) -> tuple[float, float] | list[tuple[float, float]]:
         """Highest-density interval: the shortest interval holding probability ``ci``.
 
         Exact for Beta posteriors; for samples, the shortest window of ceil(ci * n) sorted
-        samples (the leftmost on ties).
+        samples (the leftmost on ties). With ``multimodal=True``, the highest-density region as
+        a list of intervals instead (from the exact density of a Beta posterior, from the KDE
+        otherwise) — several when the posterior has separated modes.
         """
         ci = check_ci(ci)
+        if multimodal:
+            if self._beta is not None:
+                return beta_region(self._beta[0], self._beta[1], ci)
+            return density_region(self.kde(grid_size=4096), ci, self.samples)
         if self._beta is not None:
             return _core.beta_hdi(self._beta[0], self._beta[1], ci)
         return _core.sample_hdi(self.samples, ci)
@@ -315,6 +368,34 @@ class Posterior:
         if self._beta is not None:
             result["beta_a"], result["beta_b"] = self._beta
         return result
+
+    def random_baseline(self, *, n_samples: int | None = None, rng: Any = None) -> Posterior:
+        """The posterior of the same metric for a random classifier on the same data.
+
+        The random classifier keeps the true-class totals and spreads each class evenly over
+        the predicted classes (:meth:`ConfusionMatrix.random_baseline`); prior, ``beta`` and
+        ``zero_division`` are this posterior's own.
+        """
+        if self._origin is None:
+            raise ValueError(
+                "this posterior does not come from a confusion matrix, so it has no random baseline"
+            )
+        n = self._n_samples if n_samples is None else check_n_samples(n_samples)
+        return self._origin.posterior(n, seed_from(rng), random=True)
+
+    def _draw_independent(self, n_samples: int, seed: int) -> np.ndarray:
+        """Fresh samples from a stream of its own (for comparisons), or the samples held."""
+        if self._origin is not None:
+            return self._origin.posterior(n_samples, seed).samples
+        if self._beta is not None:
+            return _core.beta_draws(self._beta[0], self._beta[1], n_samples, seed)
+        samples = self.samples
+        if samples.shape[0] != n_samples:
+            raise ValueError(
+                f"{self.metric}: {samples.shape[0]} samples held, {n_samples} needed; posteriors "
+                "built from samples can only be compared with the same number of samples"
+            )
+        return samples
 
     def as_prior(self) -> Prior:
         """The prior for the next batch of data (sequential updating)."""

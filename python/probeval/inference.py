@@ -1,0 +1,545 @@
+"""Comparisons and decisions: is model B better than model A, and how sure are we?
+
+* :func:`compare` — two independent posteriors (different test sets): the posterior of
+  their difference ``a - b``.
+* :func:`compare_paired` — two models scored on the *same* rows. One Dirichlet over the joint
+  table of (truth, prediction A, prediction B) gives both confusion matrices from the same
+  draw, so whatever the two models get right or wrong together cancels out of the difference.
+  Treating the two posteriors as independent instead (as peer libraries do) ignores that
+  correlation and gives a much wider interval for the difference.
+* :func:`vs_random` — a model against the random classifier on the same data.
+* :func:`decide` — accept, reject or stay undecided about a region of practical equivalence.
+
+Every comparison reports, for ``d = a - b`` and a ROPE ``[lo, hi]``:
+
+* ``p_direction = max(P(d > 0), P(d < 0))``;
+* ``p_rope = P(lo <= d <= hi)``, ``p_sig = 1 - p_rope``, ``p_sig_pos = P(d > hi)``,
+  ``p_sig_neg = P(d < lo)``;
+* ``bf_sig = p_sig / p_sig_random``: how much more often the real difference lands outside the
+  ROPE than the difference between two random classifiers on the same data does (when both
+  sides know their random baselines; ``inf`` when the random difference never does).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._random import derive, seed_from
+from ._validation import (
+    as_labels,
+    as_weights,
+    check_beta,
+    check_ci,
+    check_n_samples,
+    check_positive,
+    check_real,
+    check_same_length,
+    check_zero_division,
+    describe,
+)
+from .confusion import ConfusionMatrix, _encode, _observed_classes, _resolve_labels
+from .posterior import Posterior
+from .priors import Prior, resolve_prior
+
+__all__ = ["Comparison", "Decision", "compare", "compare_paired", "decide", "vs_random"]
+
+Interval = tuple[float, float]
+
+
+def _check_rope(rope: Any) -> Interval:
+    """A ROPE: a half-width ``eps >= 0`` (meaning [-eps, eps]) or a pair ``(lo, hi)``."""
+    if isinstance(rope, (bool, np.bool_)):
+        raise TypeError(f"rope must be a number >= 0 or a pair (lo, hi), got {rope!r}")
+    if isinstance(rope, numbers.Real):
+        eps = check_positive("rope", rope, allow_zero=True)
+        return (-eps, eps)
+    try:
+        low, high = rope
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"rope must be a number >= 0 or a pair (lo, hi), got {describe(rope)}"
+        ) from None
+    low = check_real("rope[0]", low)
+    high = check_real("rope[1]", high)
+    if math.isnan(low) or math.isnan(high) or low > high:
+        raise ValueError(f"rope must satisfy lo <= hi, got {rope!r}")
+    return (low, high)
+
+
+class Comparison:
+    """The posterior of the difference ``a - b`` of one metric between two classifiers."""
+
+    __slots__ = ("_difference", "a", "b", "metric", "paired", "random", "rope")
+
+    def __init__(
+        self,
+        a: Posterior,
+        b: Posterior,
+        *,
+        samples_a: np.ndarray,
+        samples_b: np.ndarray,
+        rope: Interval,
+        paired: bool,
+        random: Comparison | None = None,
+    ) -> None:
+        self.metric = a.metric
+        self.a = a
+        self.b = b
+        self.rope = rope
+        self.paired = paired
+        self.random = random
+        low_a, high_a = a.bounds
+        low_b, high_b = b.bounds
+        self._difference = Posterior(
+            f"{a.metric} difference",
+            samples=np.ascontiguousarray(samples_a - samples_b),
+            observed=a.observed - b.observed,
+            bounds=(low_a - high_b, high_a - low_b),
+        )
+
+    # ------------------------------------------------------------------ the difference
+
+    @property
+    def difference(self) -> Posterior:
+        """Posterior of ``a - b`` (samples)."""
+        return self._difference
+
+    @property
+    def samples(self) -> np.ndarray:
+        return self._difference.samples
+
+    def mean(self) -> float:
+        return self._difference.mean()
+
+    def median(self) -> float:
+        return self._difference.median()
+
+    def std(self) -> float:
+        return self._difference.std()
+
+    def hdi(self, ci: float = 0.95) -> Interval:
+        """HDI of the difference."""
+        return self._difference.hdi(ci)
+
+    def eti(self, ci: float = 0.95) -> Interval:
+        return self._difference.eti(ci)
+
+    # ------------------------------------------------------------------ probabilities
+
+    @property
+    def p_direction(self) -> float:
+        """max(P(d > 0), P(d < 0)): how sure we are of the sign of the difference."""
+        d = self.samples
+        return float(max(np.mean(d > 0), np.mean(d < 0)))
+
+    @property
+    def p_rope(self) -> float:
+        """P(lo <= d <= hi): probability that the difference is practically zero."""
+        d = self.samples
+        low, high = self.rope
+        return float(np.mean((d >= low) & (d <= high)))
+
+    @property
+    def p_sig(self) -> float:
+        """1 - p_rope: probability of a practically significant difference."""
+        return 1.0 - self.p_rope
+
+    @property
+    def p_sig_pos(self) -> float:
+        """P(d > hi): probability that a is practically better than b."""
+        return float(np.mean(self.samples > self.rope[1]))
+
+    @property
+    def p_sig_neg(self) -> float:
+        """P(d < lo): probability that a is practically worse than b."""
+        return float(np.mean(self.samples < self.rope[0]))
+
+    @property
+    def bf_sig(self) -> float | None:
+        """p_sig / p_sig of the two random baselines; None without baselines."""
+        if self.random is None:
+            return None
+        p_sig, p_random = self.p_sig, self.random.p_sig
+        if p_random == 0.0:
+            return math.inf if p_sig > 0 else math.nan
+        return p_sig / p_random
+
+    def decide(self, ci: float = 0.95, precision: float | None = None) -> Decision:
+        """HDI + ROPE decision about the difference (see :func:`decide`)."""
+        return decide(self, ci=ci, precision=precision)
+
+    # ------------------------------------------------------------------ reporting
+
+    def summary(self, ci: float = 0.95) -> dict[str, Any]:
+        low, high = self.hdi(ci)
+        return {
+            "metric": self.metric,
+            "paired": self.paired,
+            "observed_a": self.a.observed,
+            "observed_b": self.b.observed,
+            "mean": self.mean(),
+            "median": self.median(),
+            "hdi_low": low,
+            "hdi_high": high,
+            "rope_low": self.rope[0],
+            "rope_high": self.rope[1],
+            "p_direction": self.p_direction,
+            "p_rope": self.p_rope,
+            "p_sig": self.p_sig,
+            "p_sig_pos": self.p_sig_pos,
+            "p_sig_neg": self.p_sig_neg,
+            "bf_sig": self.bf_sig,
+        }
+
+    def to_dict(self, ci: float = 0.95) -> dict[str, Any]:
+        """JSON-friendly summary (``bf_sig`` inf/nan become strings "inf"/"nan")."""
+        result = self.summary(ci)
+        result["ci"] = check_ci(ci)
+        result["n_samples"] = int(self.samples.shape[0])
+        bf = result["bf_sig"]
+        if bf is not None and not math.isfinite(bf):
+            result["bf_sig"] = str(bf)
+        return result
+
+    def __repr__(self) -> str:
+        low, high = self.hdi(0.95)
+        kind = "paired" if self.paired else "independent"
+        bf = "" if self.bf_sig is None else f", bf_sig={self.bf_sig:.3g}"
+        return (
+            f"Comparison({self.metric}, {kind}: a - b mean={self.mean():+.4f}, "
+            f"95% HDI=[{low:+.4f}, {high:+.4f}], p_direction={self.p_direction:.3f}, "
+            f"rope=[{self.rope[0]:g}, {self.rope[1]:g}], p_rope={self.p_rope:.3f}{bf})"
+        )
+
+
+def _n_for(a: Posterior, b: Posterior, n_samples: int | None) -> int:
+    if n_samples is not None:
+        return check_n_samples(n_samples)
+    fixed = [p.n_samples for p in (a, b) if p._origin is None and p._beta is None]
+    return fixed[0] if fixed else max(a.n_samples, b.n_samples)
+
+
+def compare(
+    a: Posterior,
+    b: Posterior,
+    *,
+    rope: Any = 0.0,
+    n_samples: int | None = None,
+    rng: Any = None,
+) -> Comparison:
+    """Compare two independent posteriors (e.g. two models on different test sets).
+
+    Both sides are redrawn from independent random streams derived from ``rng`` — two
+    posteriors computed with the same seed share their random numbers, and subtracting those
+    samples would understate the uncertainty. Posteriors built from raw samples are used as
+    they are.
+
+    Parameters
+    ----------
+    a, b : Posterior
+        Posteriors of the same metric.
+    rope : float or (lo, hi)
+        Region of practical equivalence for ``a - b``: ``eps`` means [-eps, eps].
+    n_samples : int, optional
+        Draws per side (default: the larger of the two posteriors' sample counts).
+    rng : None, int, Generator or SeedSequence
+
+    Returns
+    -------
+    Comparison
+        With ``bf_sig`` when both posteriors come from confusion matrices.
+    """
+    if not isinstance(a, Posterior) or not isinstance(b, Posterior):
+        raise TypeError(f"compare needs two Posteriors, got {describe(a)} and {describe(b)}")
+    interval = _check_rope(rope)
+    n = _n_for(a, b, n_samples)
+    seed = seed_from(rng)
+    samples_a = a._draw_independent(n, derive(seed, 1))
+    samples_b = b._draw_independent(n, derive(seed, 2))
+    random = None
+    if a._origin is not None and b._origin is not None:
+        ra = a.random_baseline(n_samples=n, rng=derive(seed, 3))
+        rb = b.random_baseline(n_samples=n, rng=derive(seed, 4))
+        random = Comparison(
+            ra, rb, samples_a=ra.samples, samples_b=rb.samples, rope=interval, paired=False
+        )
+    return Comparison(
+        a, b, samples_a=samples_a, samples_b=samples_b, rope=interval, paired=False, random=random
+    )
+
+
+def vs_random(
+    confusion: ConfusionMatrix,
+    metric: str,
+    *,
+    rope: Any = 0.0,
+    prior: Any = 1.0,
+    n_samples: int = 10_000,
+    rng: Any = None,
+    beta: float = 1.0,
+    zero_division: Any = 0.0,
+) -> Comparison:
+    """Compare a classifier with the random classifier on the same data.
+
+    The random classifier keeps the true-class totals and spreads each class evenly over the
+    predicted classes (:meth:`ConfusionMatrix.random_baseline`). ``bf_sig`` compares the
+    model-vs-random difference with the difference between two random classifiers.
+    """
+    if not isinstance(confusion, ConfusionMatrix):
+        raise TypeError(f"confusion must be a ConfusionMatrix, got {describe(confusion)}")
+    seed = seed_from(rng)
+    post = confusion.posterior(
+        metric,
+        prior=prior,
+        n_samples=n_samples,
+        rng=derive(seed, 1),
+        beta=beta,
+        zero_division=zero_division,
+    )
+    n = post.n_samples
+    baseline = post.random_baseline(n_samples=n, rng=derive(seed, 2))
+    other = post.random_baseline(n_samples=n, rng=derive(seed, 3))
+    random = Comparison(
+        baseline,
+        other,
+        samples_a=baseline.samples,
+        samples_b=other.samples,
+        rope=_check_rope(rope),
+        paired=False,
+    )
+    return Comparison(
+        post,
+        baseline,
+        samples_a=post.samples,
+        samples_b=baseline.samples,
+        rope=random.rope,
+        paired=False,
+        random=random,
+    )
+
+
+def compare_paired(
+    y_true: Any,
+    y_pred_a: Any,
+    y_pred_b: Any,
+    *,
+    metric: str = "accuracy",
+    rope: Any = 0.0,
+    prior: Any = 1.0,
+    n_samples: int = 10_000,
+    rng: Any = None,
+    sample_weight: Any = None,
+    labels: Any = None,
+    pos_label: Any = None,
+    beta: float = 1.0,
+    zero_division: Any = 0.0,
+) -> Comparison:
+    """Compare two classifiers scored on the same rows.
+
+    One Dirichlet over the joint table of (true class, prediction of A, prediction of B)
+    gives both confusion matrices from each draw. The prior puts ``prior / K`` pseudo-counts on
+    every joint cell, so that each model's own posterior is exactly what :func:`evaluate` gives
+    it; only the dependence between the two is added. Accepts the same names and label
+    conventions as :func:`evaluate` (binary or multiclass).
+
+    Returns
+    -------
+    Comparison
+        ``a`` and ``b`` hold each model's posterior; ``difference`` is ``a - b``; ``bf_sig``
+        compares with two random classifiers on the same data.
+    """
+    truth = as_labels("y_true", y_true)
+    pred_a = as_labels("y_pred_a", y_pred_a)
+    pred_b = as_labels("y_pred_b", y_pred_b)
+    check_same_length(y_true=truth, y_pred_a=pred_a, y_pred_b=pred_b)
+    weights = (
+        None if sample_weight is None else as_weights("sample_weight", sample_weight, len(truth))
+    )
+    order = _resolve_labels(_observed_classes(truth, pred_a, pred_b), labels, pos_label)
+    k = len(order)
+    codes = (_encode(truth, order) * k + _encode(pred_a, order)) * k + _encode(pred_b, order)
+    joint = np.bincount(codes, weights=weights, minlength=k**3).astype(np.float64)
+    joint = joint.reshape(k, k, k)
+    weighted = weights is not None
+    binary_standard = k == 2 and (labels is not None or pos_label is not None or _standard(order))
+    cm_a = ConfusionMatrix._from_matrix(
+        joint.sum(axis=2),
+        order,
+        weighted=weighted,
+        ambiguous_positive=k == 2 and not binary_standard,
+    )
+    cm_b = ConfusionMatrix._from_matrix(
+        joint.sum(axis=1),
+        order,
+        weighted=weighted,
+        ambiguous_positive=k == 2 and not binary_standard,
+    )
+    spec = cm_a._spec(metric)
+    resolved = resolve_prior(prior, k)
+    if isinstance(resolved.base, np.ndarray) or resolved.data is not None:
+        raise ValueError(
+            "compare_paired takes a number or a name as prior (per-cell and sequential priors "
+            "are defined on one confusion matrix, not on the joint table)"
+        )
+    n = check_n_samples(n_samples)
+    beta = check_beta(beta)
+    zd = check_zero_division(zero_division)
+    seed = seed_from(rng)
+    alpha = np.ascontiguousarray(joint + float(resolved.base) / k)
+    if spec.kernel == "binary":
+        kernel_spec = ("binary", spec.name, "", 0)
+    else:
+        name, average, index = spec.core_spec()
+        kernel_spec = ("multiclass", name, average, index)
+    draws = _core.paired_metric_draws(alpha, kernel_spec, n, derive(seed, 0), beta, zd)
+    observed = (cm_a._observed([spec], beta, zd)[0], cm_b._observed([spec], beta, zd)[0])
+    common = Prior(resolved.base, label=resolved.label)
+    post_a, post_b = (
+        Posterior(spec.name, samples=np.ascontiguousarray(row), observed=value, bounds=spec.bounds)
+        for row, value in zip(draws, observed, strict=True)
+    )
+    random_a, random_b = (
+        cm._posteriors(
+            [spec],
+            prior=common,
+            n_samples=n,
+            seed=derive(seed, key),
+            beta=beta,
+            zero_division=zd,
+            joint=False,
+        )[spec.name]
+        for cm, key in ((cm_a.random_baseline(), 1), (cm_b.random_baseline(), 2))
+    )
+    random = Comparison(
+        random_a,
+        random_b,
+        samples_a=random_a.samples,
+        samples_b=random_b.samples,
+        rope=_check_rope(rope),
+        paired=False,
+    )
+    return Comparison(
+        post_a,
+        post_b,
+        samples_a=post_a.samples,
+        samples_b=post_b.samples,
+        rope=random.rope,
+        paired=True,
+        random=random,
+    )
+
+
+def _standard(order: list[Any]) -> bool:
+    from .confusion import _is_standard_binary
+
+    return _is_standard_binary(order)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An HDI + ROPE decision.
+
+    ``status`` is "accepted" (the HDI lies inside the ROPE), "rejected" (wholly outside it) or
+    "undecided"; ``final`` says whether the HDI is already as narrow as the required
+    ``precision`` (always, when no precision is required) — a decision made on a wider HDI may
+    still flip as data arrive.
+    """
+
+    status: str
+    hdi: Interval
+    width: float
+    final: bool
+    rope: Interval
+    ci: float
+    precision: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "hdi_low": self.hdi[0],
+            "hdi_high": self.hdi[1],
+            "width": self.width,
+            "final": self.final,
+            "rope_low": self.rope[0],
+            "rope_high": self.rope[1],
+            "ci": self.ci,
+            "precision": self.precision,
+        }
+
+    def __repr__(self) -> str:
+        need = "" if self.precision is None else f", precision {self.precision:g}"
+        state = "final" if self.final else "not final: HDI wider than required"
+        return (
+            f"Decision({self.status}, {100 * self.ci:g}% HDI=[{self.hdi[0]:.4f}, "
+            f"{self.hdi[1]:.4f}] (width {self.width:.4f}{need}; {state}), "
+            f"rope=[{self.rope[0]:g}, {self.rope[1]:g}])"
+        )
+
+
+def decide(
+    posterior: Posterior | Comparison,
+    rope: Any = None,
+    *,
+    ci: float = 0.95,
+    precision: float | None = None,
+    reference: Posterior | None = None,
+) -> Decision:
+    """Decide about a region of practical equivalence with the HDI + ROPE rule.
+
+    Parameters
+    ----------
+    posterior : Posterior or Comparison
+        A metric's posterior, or a comparison (then the difference and, by default, its ROPE).
+    rope : float or (lo, hi), optional
+        The region. Without it: the comparison's ROPE, or — with ``reference`` — "no worse than
+        the reference": from the lower HDI edge of ``reference`` to the metric's maximum.
+    ci : float
+        Probability of the HDI.
+    precision : float, optional
+        Required HDI width for a final decision.
+    reference : Posterior, optional
+        The reference for the default "no worse than reference" ROPE.
+
+    Returns
+    -------
+    Decision
+        "accepted" if the HDI lies within the ROPE, "rejected" if it lies wholly outside,
+        "undecided" otherwise; ``final`` once the HDI width is at most ``precision``.
+    """
+    ci = check_ci(ci)
+    if isinstance(posterior, Comparison):
+        target = posterior.difference
+        default = posterior.rope
+    elif isinstance(posterior, Posterior):
+        target = posterior
+        default = None
+    else:
+        raise TypeError(f"decide needs a Posterior or a Comparison, got {describe(posterior)}")
+    if rope is not None:
+        interval = _check_rope(rope)
+    elif reference is not None:
+        if not isinstance(reference, Posterior):
+            raise TypeError(f"reference must be a Posterior, got {describe(reference)}")
+        interval = (reference.hdi(ci)[0], target.bounds[1])
+    elif default is not None:
+        interval = default
+    else:
+        raise TypeError("decide needs a rope=(lo, hi) or a reference posterior")
+    if precision is not None:
+        precision = check_positive("precision", precision)
+    low, high = target.hdi(ci)
+    if interval[0] <= low and high <= interval[1]:
+        status = "accepted"
+    elif high < interval[0] or low > interval[1]:
+        status = "rejected"
+    else:
+        status = "undecided"
+    width = high - low
+    final = precision is None or width <= precision
+    return Decision(status, (low, high), width, final, interval, ci, precision)
