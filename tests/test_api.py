@@ -233,3 +233,14 @@ def test_kde_matches_scipy_and_keeps_mass_inside_bounds() -> None:
     assert bounded.integral() == pytest.approx(1.0, abs=1e-3)
     assert pe.kde(piled, bounds=None).grid[-1] > 1.0
     assert pe.kde([0.5, 0.5, 0.5]).mode == 0.5  # a point mass
+
+
+def test_every_result_object_has_repr_and_json_to_dict() -> None:
+    cm = pe.ConfusionMatrix.from_counts(tp=40, fp=10, tn=45, fn=5)
+    ev = pe.evaluate(cm, metrics=["f1", "accuracy"], rng=0)
+    post = ev["f1"]
+    cmp = pe.compare(post, cm.posterior("f1", rng=1), rope=0.01, rng=2)
+    objects = [cm, ev, post, ev["accuracy"], cmp, cmp.decide(), post.kde(), ev.as_prior()]
+    for obj in objects:
+        assert repr(obj)
+        json.dumps(obj.to_dict())

@@ -93,6 +93,16 @@ class KDE:
         d, g = self.density, self.grid
         return float(np.sum((d[1:] + d[:-1]) * np.diff(g)) * 0.5)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly: grid, density, bandwidth, bounds (infinite bounds as None) and mode."""
+        return {
+            "grid": self.grid.tolist(),
+            "density": [None if np.isinf(d) else float(d) for d in self.density],
+            "bandwidth": self.bandwidth,
+            "bounds": [b if math.isfinite(b) else None for b in self.bounds],
+            "mode": self.mode,
+        }
+
     def __repr__(self) -> str:
         return (
             f"KDE(bandwidth={self.bandwidth:.4g}, grid=[{self.grid[0]:.4g}, {self.grid[-1]:.4g}]"

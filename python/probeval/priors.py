@@ -112,6 +112,12 @@ class Prior:
         data = counts.copy() if self.data is None else self.data + counts
         return Prior(self.base, data, label=f"{self.label} + data")
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly: label, per-cell pseudo-counts and absorbed counts (or None)."""
+        base = self.base.tolist() if isinstance(self.base, np.ndarray) else float(self.base)
+        data = None if self.data is None else self.data.tolist()
+        return {"label": self.label, "base": base, "absorbed": data}
+
     def __repr__(self) -> str:
         if isinstance(self.base, np.ndarray):
             base = f"array of shape {self.base.shape}"
