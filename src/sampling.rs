@@ -50,6 +50,33 @@ impl Ziggurat {
 
 static ZIGGURAT: LazyLock<Ziggurat> = LazyLock::new(Ziggurat::build);
 
+/// Right edge of the base layer of the 256-layer ziggurat of the Exp(1) density.
+const EXP_R: f64 = 7.697_117_470_131_05;
+
+impl Ziggurat {
+    /// Layers of f(x) = exp(-x) (Marsaglia & Tsang 2000): each holds the area
+    /// V = R f(R) + ∫_R^∞ f = (R + 1) e^-R.
+    fn build_exponential() -> Self {
+        let f = |x: f64| (-x).exp();
+        let v = (EXP_R + 1.0) * f(EXP_R);
+        let mut x = [0.0; 257];
+        x[0] = v / f(EXP_R);
+        x[1] = EXP_R;
+        for i in 1..256 {
+            let arg = v / x[i] + f(x[i]);
+            x[i + 1] = if arg < 1.0 { -arg.ln() } else { 0.0 };
+        }
+        x[256] = 0.0;
+        let mut fx = [0.0; 257];
+        for i in 0..257 {
+            fx[i] = f(x[i]);
+        }
+        Self { x, fx }
+    }
+}
+
+static EXP_ZIGGURAT: LazyLock<Ziggurat> = LazyLock::new(Ziggurat::build_exponential);
+
 /// A Gamma(shape, 1) sampler with its constants precomputed (construct once, draw many times).
 #[derive(Clone, Copy, Debug)]
 pub struct Gamma {
@@ -61,6 +88,9 @@ pub struct Gamma {
     /// 1 / shape when the boost for shape < 1 is needed, else 0.
     inv_shape: f64,
     zero: bool,
+    /// Shape exactly 1 — the Exp(1) of a unit-weight row in a Bayesian bootstrap — is drawn
+    /// by its own ziggurat, about twice as fast as Marsaglia–Tsang at that shape.
+    exponential: bool,
 }
 
 impl Gamma {
@@ -78,6 +108,7 @@ impl Gamma {
                 tight: 0.0,
                 inv_shape: 0.0,
                 zero: true,
+                exponential: false,
             });
         }
         let (base, inv_shape) = if shape < 1.0 {
@@ -92,6 +123,7 @@ impl Gamma {
             tight: 1.0 / (63.0 * d),
             inv_shape,
             zero: false,
+            exponential: shape == 1.0,
         })
     }
 
@@ -160,6 +192,7 @@ impl Beta {
 pub struct Sampler {
     rng: Xoshiro256pp,
     zig: &'static Ziggurat,
+    exp_zig: &'static Ziggurat,
     /// Unused 16-bit pieces of the last 64-bit draw, low piece first (see `bits16`).
     spare: u64,
     spare_pieces: u32,
@@ -170,6 +203,7 @@ impl Sampler {
         Self {
             rng,
             zig: &ZIGGURAT,
+            exp_zig: &EXP_ZIGGURAT,
             spare: 0,
             spare_pieces: 0,
         }
@@ -232,6 +266,28 @@ impl Sampler {
         }
     }
 
+    /// Standard exponential, Exp(1).
+    #[inline(always)]
+    pub fn exponential(&mut self) -> f64 {
+        let z = self.exp_zig;
+        loop {
+            let bits = self.rng.next_u64();
+            let i = (bits & 0xff) as usize;
+            let u = (bits >> 11) as i64 as f64 * (1.0 / (1u64 << 53) as f64);
+            let x = u * z.x[i];
+            if x < z.x[i + 1] {
+                return x;
+            }
+            if i == 0 {
+                // Beyond R the density is again exponential (memorylessness).
+                return EXP_R + exponential_tail(self.rng.open01());
+            }
+            if exponential_wedge(z, i, x, self.rng.open01()) {
+                return x;
+            }
+        }
+    }
+
     /// Marsaglia–Tsang core: a Gamma(d + 1/3) draw.
     #[inline(always)]
     fn marsaglia_tsang(&mut self, g: &Gamma) -> f64 {
@@ -273,6 +329,9 @@ impl Sampler {
         if g.zero {
             return 0.0;
         }
+        if g.exponential {
+            return self.exponential();
+        }
         let x = self.marsaglia_tsang(g);
         if g.inv_shape > 0.0 {
             x * self.rng.open01().powf(g.inv_shape)
@@ -286,6 +345,9 @@ impl Sampler {
     pub fn ln_gamma_variate(&mut self, g: &Gamma) -> f64 {
         if g.zero {
             return f64::NEG_INFINITY;
+        }
+        if g.exponential {
+            return self.exponential().ln();
         }
         let x = self.marsaglia_tsang(g).ln();
         if g.inv_shape > 0.0 {
@@ -334,10 +396,33 @@ impl Sampler {
             out.iter_mut().for_each(|v| *v /= sum);
             return;
         }
+        self.dirichlet_log_space(shapes, out);
+    }
+
+    /// A normalised Dirichlet draw computed in log space: slower, but exact for shapes so
+    /// small that the gammas themselves underflow.
+    #[cold]
+    pub fn dirichlet_log_space(&mut self, shapes: &[Gamma], out: &mut [f64]) {
         for (o, g) in out.iter_mut().zip(shapes) {
             *o = self.ln_gamma_variate(g);
         }
         let max = out.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if max == f64::NEG_INFINITY {
+            // Every shape is so tiny (subnormal) that even its logarithm underflows: in that
+            // limit one element takes all the mass, almost surely the one of largest shape.
+            let inverse = |g: &Gamma| if g.zero { f64::INFINITY } else { g.inv_shape };
+            let mut largest = 0;
+            for (i, g) in shapes.iter().enumerate() {
+                if inverse(g) < inverse(&shapes[largest]) {
+                    largest = i;
+                }
+            }
+            out.fill(0.0);
+            if let Some(v) = out.get_mut(largest) {
+                *v = 1.0;
+            }
+            return;
+        }
         let mut total = 0.0;
         for v in out.iter_mut() {
             *v = (*v - max).exp();
@@ -361,6 +446,18 @@ fn ziggurat_tail(u1: f64, u2: f64) -> Option<f64> {
 #[inline(never)]
 fn ziggurat_wedge(z: &Ziggurat, i: usize, x: f64, u: f64) -> bool {
     z.fx[i] + u * (z.fx[i + 1] - z.fx[i]) < (-0.5 * x * x).exp()
+}
+
+#[cold]
+#[inline(never)]
+fn exponential_tail(u: f64) -> f64 {
+    -u.ln()
+}
+
+#[cold]
+#[inline(never)]
+fn exponential_wedge(z: &Ziggurat, i: usize, x: f64, u: f64) -> bool {
+    z.fx[i] + u * (z.fx[i + 1] - z.fx[i]) < (-x).exp()
 }
 
 /// Marsaglia–Tsang's exact acceptance test `ln u < r`, for candidates the squeeze left
@@ -414,6 +511,48 @@ mod tests {
         for i in 1..256 {
             assert!(z.x[i] > z.x[i + 1]);
         }
+    }
+
+    #[test]
+    fn exponential_ziggurat_layers_have_equal_area() {
+        let z = Ziggurat::build_exponential();
+        assert!(z.x[255] > 0.0 && z.x[255] < 0.1, "x[255] = {}", z.x[255]);
+        let v = (EXP_R + 1.0) * (-EXP_R).exp();
+        for i in 1..256 {
+            assert!(z.x[i] > z.x[i + 1]);
+            // Layer i spans [f(x_i), f(x_{i+1})] in height and x_i in width.
+            let area = z.x[i] * (z.fx[i + 1] - z.fx[i]);
+            assert!((area / v - 1.0).abs() < 1e-9, "layer {i}: {area} vs {v}");
+        }
+        // The top layer closes at the mode: f(x_256) = 1 up to the table's rounding.
+        assert!((z.x[255] * (1.0 - z.fx[255]) / v - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn exponential_moments_and_tail() {
+        let mut s = Sampler::new(stream(4, 0));
+        let n = 2_000_000;
+        let xs: Vec<f64> = (0..n).map(|_| s.exponential()).collect();
+        let nf = n as f64;
+        let mean = xs.iter().sum::<f64>() / nf;
+        let second = xs.iter().map(|x| x * x).sum::<f64>() / nf;
+        // Exp(1): mean 1 (sd 1), E[x^2] = 2 (sd sqrt(20)).
+        assert!((mean - 1.0).abs() < 5.0 / nf.sqrt(), "mean {mean}");
+        assert!(
+            (second - 2.0).abs() < 5.0 * 20f64.sqrt() / nf.sqrt(),
+            "E x^2 {second}"
+        );
+        // Tail and body probabilities against e^-t, within 5 binomial sd.
+        for t in [0.01, 0.1, 0.5, 1.0, 3.0, 7.0, EXP_R, 9.0, 12.0] {
+            let p = (-t).exp();
+            let observed = xs.iter().filter(|&&x| x > t).count() as f64 / nf;
+            let sd = (p * (1.0 - p) / nf).sqrt();
+            assert!(
+                (observed - p).abs() < 5.0 * sd + 1e-9,
+                "P(x > {t}) {observed} vs {p}"
+            );
+        }
+        assert!(xs.iter().all(|&x| x >= 0.0 && x.is_finite()));
     }
 
     #[test]
