@@ -13,6 +13,8 @@
 //! block its own stream derived from `(seed, block index)`, so results are bit-identical for any
 //! number of rayon threads.
 
+pub mod auc;
+pub mod binning;
 pub mod metrics;
 pub mod posterior;
 pub mod rng;

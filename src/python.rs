@@ -7,7 +7,7 @@
 //! messages happens earlier, in `probeval/_validation.py`; the checks below are the last line.
 
 use crate::metrics::{self, Cells, Metric, MulticlassMetric};
-use crate::{posterior, rng, special, summary};
+use crate::{auc, binning, posterior, rng, special, summary};
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
     PyUntypedArrayMethods,
@@ -208,6 +208,143 @@ fn paired_metric_draws<'py>(
     PyArray1::from_vec(py, out).reshape([2, n_samples])
 }
 
+fn u32_slice<'a>(array: &'a PyReadonlyArray1<'_, u32>) -> Cow<'a, [u32]> {
+    match array.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(array.as_array().iter().copied().collect()),
+    }
+}
+
+fn bool_slice<'a>(array: &'a PyReadonlyArray1<'_, bool>) -> Cow<'a, [bool]> {
+    match array.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(array.as_array().iter().copied().collect()),
+    }
+}
+
+type Unique<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
+fn unique_to_py<'py>(py: Python<'py>, u: binning::UniqueScores) -> Unique<'py> {
+    (
+        PyArray1::from_vec(py, u.values),
+        PyArray1::from_vec(py, u.pos),
+        PyArray1::from_vec(py, u.neg),
+    )
+}
+
+/// Collapse scores to (distinct values ascending, positive weight, negative weight).
+#[pyfunction]
+#[pyo3(signature = (scores, positive, weights = None))]
+fn unique_scores<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    positive: PyReadonlyArray1<'py, bool>,
+    weights: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<Unique<'py>> {
+    let scores = slice(&scores);
+    let positive = bool_slice(&positive);
+    let weights = weights.as_ref().map(slice);
+    let u = run(py, || {
+        binning::unique_scores(&scores, &positive, weights.as_deref())
+    })?;
+    Ok(unique_to_py(py, u))
+}
+
+/// Group distinct scores into at most max_bins equal-frequency bins (ties never split).
+#[pyfunction]
+fn equal_frequency_bins<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, f64>,
+    pos: PyReadonlyArray1<'py, f64>,
+    neg: PyReadonlyArray1<'py, f64>,
+    max_bins: usize,
+) -> PyResult<Unique<'py>> {
+    let u = binning::UniqueScores {
+        values: slice(&values).into_owned(),
+        pos: slice(&pos).into_owned(),
+        neg: slice(&neg).into_owned(),
+    };
+    let b = run(py, || binning::equal_frequency(&u, max_bins))?;
+    Ok(unique_to_py(py, b))
+}
+
+/// Point (ROC AUC, average precision) of bins in ascending score order.
+#[pyfunction]
+fn auc_point(
+    pos: PyReadonlyArray1<'_, f64>,
+    neg: PyReadonlyArray1<'_, f64>,
+) -> PyResult<(f64, f64)> {
+    auc::point_values(&slice(&pos), &slice(&neg)).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Binned Bayesian-bootstrap draws of (AUC, AP) rows, as requested.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn auc_draws<'py>(
+    py: Python<'py>,
+    pos: PyReadonlyArray1<'py, f64>,
+    neg: PyReadonlyArray1<'py, f64>,
+    prior: f64,
+    n_samples: usize,
+    seed: u64,
+    want_auc: bool,
+    want_ap: bool,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (pos, neg) = (slice(&pos), slice(&neg));
+    let rows = usize::from(want_auc) + usize::from(want_ap);
+    let out = run(py, || {
+        auc::binned_draws(&pos, &neg, prior, n_samples, seed, want_auc, want_ap)
+    })?;
+    PyArray1::from_vec(py, out).reshape([rows, n_samples])
+}
+
+/// Exact per-row Bayesian-bootstrap draws of (AUC, AP); shape (2, n).
+#[pyfunction]
+fn auc_draws_per_row<'py>(
+    py: Python<'py>,
+    bin_of: PyReadonlyArray1<'py, u32>,
+    positive: PyReadonlyArray1<'py, bool>,
+    weights: PyReadonlyArray1<'py, f64>,
+    n_bins: usize,
+    n_samples: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (bin_of, positive, weights) = (u32_slice(&bin_of), bool_slice(&positive), slice(&weights));
+    let out = run(py, || {
+        auc::per_row_draws(&bin_of, &positive, &weights, n_bins, n_samples, seed)
+    })?;
+    PyArray1::from_vec(py, out).reshape([2, n_samples])
+}
+
+/// One-vs-rest AUC (then AP) draws with shared row weights; rows: classes, macro, weighted.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn multiclass_auc_draws<'py>(
+    py: Python<'py>,
+    bins: PyReadonlyArray2<'py, u32>,
+    classes: PyReadonlyArray1<'py, u32>,
+    weights: PyReadonlyArray1<'py, f64>,
+    n_bins: Vec<usize>,
+    n_samples: usize,
+    seed: u64,
+    want_ap: bool,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let bins: Cow<'_, [u32]> = match bins.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(bins.as_array().iter().copied().collect()),
+    };
+    let (classes, weights) = (u32_slice(&classes), slice(&weights));
+    let rows = (n_bins.len() + 2) * if want_ap { 2 } else { 1 };
+    let out = run(py, || {
+        auc::multiclass_draws(&bins, &classes, &weights, &n_bins, n_samples, seed, want_ap)
+    })?;
+    PyArray1::from_vec(py, out).reshape([rows, n_samples])
+}
+
 /// Draws of Beta(a, b) as Ga / (Ga + Gb).
 #[pyfunction]
 fn beta_draws<'py>(
@@ -383,6 +520,11 @@ fn linear_binning<'py>(
 
 #[pymodule]
 mod _core {
+    #[pymodule_export]
+    use super::{
+        auc_draws, auc_draws_per_row, auc_point, equal_frequency_bins, multiclass_auc_draws,
+        unique_scores,
+    };
     #[pymodule_export]
     use super::{
         beta_cdf, beta_draws, beta_eti, beta_hdi, beta_isf, beta_mode, beta_pdf, beta_ppf, beta_sf,

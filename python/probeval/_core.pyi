@@ -68,3 +68,43 @@ def paired_metric_draws(
     beta: float = 1.0,
     zero_division: float = 0.0,
 ) -> npt.NDArray[np.float64]: ...
+def unique_scores(
+    scores: npt.NDArray[np.float64],
+    positive: npt.NDArray[np.bool_],
+    weights: npt.NDArray[np.float64] | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+def equal_frequency_bins(
+    values: npt.NDArray[np.float64],
+    pos: npt.NDArray[np.float64],
+    neg: npt.NDArray[np.float64],
+    max_bins: int,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+def auc_point(
+    pos: npt.NDArray[np.float64], neg: npt.NDArray[np.float64]
+) -> tuple[float, float]: ...
+def auc_draws(
+    pos: npt.NDArray[np.float64],
+    neg: npt.NDArray[np.float64],
+    prior: float,
+    n_samples: int,
+    seed: int,
+    want_auc: bool,
+    want_ap: bool,
+) -> npt.NDArray[np.float64]: ...
+def auc_draws_per_row(
+    bin_of: npt.NDArray[np.uint32],
+    positive: npt.NDArray[np.bool_],
+    weights: npt.NDArray[np.float64],
+    n_bins: int,
+    n_samples: int,
+    seed: int,
+) -> npt.NDArray[np.float64]: ...
+def multiclass_auc_draws(
+    bins: npt.NDArray[np.uint32],
+    classes: npt.NDArray[np.uint32],
+    weights: npt.NDArray[np.float64],
+    n_bins: list[int],
+    n_samples: int,
+    seed: int,
+    want_ap: bool,
+) -> npt.NDArray[np.float64]: ...

@@ -1,0 +1,538 @@
+//! ROC AUC and average precision: point values and posteriors from binned scores.
+//!
+//! Bins are ordered by ascending score; `pos[k]` and `neg[k]` are the (weighted) numbers of
+//! positives and negatives in bin k. AUC is P(score of a random positive > score of a random
+//! negative) + ½ P(tie):
+//!
+//! AUC = Σ_k p_k (Q_{k−1} + ½ q_k),   Q_{k−1} = Σ_{j<k} q_j,
+//!
+//! with p and q the positives' and negatives' distributions over the bins. Average precision
+//! sums, over thresholds from the top bin down, the recall gained times the precision reached.
+//! The posterior is the Bayesian bootstrap of those distributions: p ~ Dirichlet(pos + a),
+//! q ~ Dirichlet(neg + a) over the occupied bins — exactly the per-row Bayesian bootstrap
+//! aggregated into the bins — and, for average precision, the prevalence π ~ Beta(P + 1, N + 1).
+
+use crate::posterior::{alloc_output, check_draws, fill_blocks};
+use crate::sampling::{Beta, Gamma, Sampler};
+use crate::{Error, Result};
+
+/// AUC and average precision of the distributions p (positives) and q (negatives) over bins
+/// in ascending score order, each given with its total, and the prevalence `pi`.
+#[inline]
+fn auc_ap(p: &[f64], q: &[f64], sum_p: f64, sum_q: f64, pi: f64, want_ap: bool) -> (f64, f64) {
+    let mut below = 0.0;
+    let mut auc = 0.0;
+    for (pk, qk) in p.iter().zip(q) {
+        auc += pk * (below + 0.5 * qk);
+        below += qk;
+    }
+    // Rounding can carry a ratio a few ulps past 1.
+    let auc = (auc / (sum_p * sum_q)).min(1.0);
+    if !want_ap {
+        return (auc, f64::NAN);
+    }
+    // From the top bin down: true and false positives above the threshold, as masses.
+    let (wp, wn) = (pi / sum_p, (1.0 - pi) / sum_q);
+    let (mut tp, mut fp, mut ap) = (0.0, 0.0, 0.0);
+    for (pk, qk) in p.iter().zip(q).rev() {
+        tp += wp * pk;
+        fp += wn * qk;
+        if *pk > 0.0 {
+            ap += (pk / sum_p) * tp / (tp + fp);
+        }
+    }
+    (auc, ap.min(1.0))
+}
+
+fn totals(pos: &[f64], neg: &[f64]) -> Result<(f64, f64)> {
+    if pos.len() != neg.len() || pos.is_empty() {
+        return Err(Error::invalid(
+            "pos and neg must be non-empty and of equal length",
+        ));
+    }
+    if pos.iter().chain(neg).any(|v| !(v.is_finite() && *v >= 0.0)) {
+        return Err(Error::invalid("bin counts must be finite and >= 0"));
+    }
+    let (p, n): (f64, f64) = (pos.iter().sum(), neg.iter().sum());
+    if !(p > 0.0 && n > 0.0) {
+        return Err(Error::invalid(format!(
+            "ROC AUC and average precision need both classes: positives {p}, negatives {n}"
+        )));
+    }
+    Ok((p, n))
+}
+
+/// Point (ROC AUC, average precision) of bins in ascending score order. With one bin per
+/// distinct score these equal scikit-learn's roc_auc_score and average_precision_score.
+pub fn point_values(pos: &[f64], neg: &[f64]) -> Result<(f64, f64)> {
+    let (p, n) = totals(pos, neg)?;
+    Ok(auc_ap(pos, neg, p, n, p / (p + n), true))
+}
+
+/// Posterior draws of ROC AUC (row 0, if `want_auc`) and average precision (next row, if
+/// `want_ap`) by the binned Bayesian bootstrap with pseudo-count `prior` per occupied bin.
+pub fn binned_draws(
+    pos: &[f64],
+    neg: &[f64],
+    prior: f64,
+    n_draws: usize,
+    seed: u64,
+    want_auc: bool,
+    want_ap: bool,
+) -> Result<Vec<f64>> {
+    let (n_pos, n_neg) = totals(pos, neg)?;
+    if !(prior.is_finite() && prior >= 0.0) {
+        return Err(Error::invalid(format!(
+            "prior must be finite and >= 0, got {prior}"
+        )));
+    }
+    let rows = usize::from(want_auc) + usize::from(want_ap);
+    check_draws(n_draws, rows)?;
+    // Only occupied bins take part: empty bins get no mass, even with a prior.
+    let occupied: Vec<usize> = (0..pos.len()).filter(|&k| pos[k] + neg[k] > 0.0).collect();
+    let shares = |counts: &[f64]| -> Result<Shares> {
+        let shapes = occupied
+            .iter()
+            .map(|&k| Gamma::new(counts[k] + prior))
+            .collect::<Result<_>>()?;
+        let total = occupied.iter().map(|&k| counts[k] + prior).sum();
+        Ok(Shares::new(shapes, total))
+    };
+    let (p_shares, q_shares) = (shares(pos)?, shares(neg)?);
+    let prevalence = Beta::new(n_pos + 1.0, n_neg + 1.0)?;
+    let m = occupied.len();
+    let mut out = alloc_output(rows * n_draws);
+    fill_blocks(&mut out, rows, n_draws, seed, |streams, rows_out| {
+        let (mut sp, mut sq, mut spi) =
+            (streams.sampler(0), streams.sampler(1), streams.sampler(2));
+        let (mut p, mut q) = (vec![0.0; m], vec![0.0; m]);
+        for i in 0..rows_out[0].len() {
+            let (sum_p, sum_q) = (
+                p_shares.draw(&mut sp, &mut p),
+                q_shares.draw(&mut sq, &mut q),
+            );
+            let pi = if want_ap { spi.beta(&prevalence) } else { 0.5 };
+            let (auc, ap) = auc_ap(&p, &q, sum_p, sum_q, pi, want_ap);
+            let mut row = 0;
+            if want_auc {
+                rows_out[row][i] = auc;
+                row += 1;
+            }
+            if want_ap {
+                rows_out[row][i] = ap;
+            }
+        }
+    });
+    Ok(out)
+}
+
+/// Dirichlet shapes and how to draw them. Below a total shape of 2 every gamma can underflow
+/// to zero together with non-negligible probability (P(sum < 1e-280) ~ 1e-280^total), so
+/// such draws are made in log space from the start; above it, plain gammas are exact.
+struct Shares {
+    shapes: Vec<Gamma>,
+    log_space: bool,
+}
+
+impl Shares {
+    fn new(shapes: Vec<Gamma>, total: f64) -> Self {
+        Self {
+            shapes,
+            log_space: total < 2.0,
+        }
+    }
+
+    /// An unnormalised Dirichlet draw into `out`; returns its sum.
+    #[inline]
+    fn draw(&self, s: &mut Sampler, out: &mut [f64]) -> f64 {
+        if !self.log_space {
+            let mut sum = 0.0;
+            for (o, g) in out.iter_mut().zip(&self.shapes) {
+                *o = s.gamma(g);
+                sum += *o;
+            }
+            if sum > 1e-280 {
+                return sum;
+            }
+        }
+        s.dirichlet_log_space(&self.shapes, out);
+        1.0
+    }
+}
+
+/// The exact per-row Bayesian bootstrap: every row gets weight ~ Gamma(weight_i) (Exp(1) for
+/// unit weights), summed into its distinct-score bin `bin_of[i]` (ascending score order, `n_bins`
+/// bins). Rows are (AUC, AP) as in [`binned_draws`]; the prevalence is the bootstrap's own.
+/// O(rows) per draw: for validating the binned posterior on small data. It is the two-class
+/// case of [`multiclass_draws`]: the negative class's score is the mirror image.
+pub fn per_row_draws(
+    bin_of: &[u32],
+    positive: &[bool],
+    weights: &[f64],
+    n_bins: usize,
+    n_draws: usize,
+    seed: u64,
+) -> Result<Vec<f64>> {
+    if bin_of.len() != positive.len() {
+        return Err(Error::invalid("bins and labels must have the same length"));
+    }
+    if bin_of.iter().any(|&b| b as usize >= n_bins) {
+        return Err(Error::invalid("bin index out of range"));
+    }
+    let bins: Vec<u32> = bin_of
+        .iter()
+        .flat_map(|&b| [(n_bins - 1) as u32 - b, b])
+        .collect();
+    let classes: Vec<u32> = positive.iter().map(|&p| u32::from(p)).collect();
+    let rows = multiclass_draws(
+        &bins,
+        &classes,
+        weights,
+        &[n_bins, n_bins],
+        n_draws,
+        seed,
+        true,
+    )?;
+    // Rows of the two-class output: AUC[0], AUC[1], macro, weighted, AP[0], AP[1], ...
+    let mut out = Vec::with_capacity(2 * n_draws);
+    out.extend_from_slice(&rows[n_draws..2 * n_draws]);
+    out.extend_from_slice(&rows[5 * n_draws..6 * n_draws]);
+    Ok(out)
+}
+
+/// One-vs-rest ROC AUC (and average precision) of K classes under the per-row Bayesian
+/// bootstrap with one weight per row shared by all classes — the classes' metrics come from
+/// the same rows, and drawing them independently would understate the spread of their average.
+///
+/// `bins` is row-major (n rows × K): the bin of row i's score for class k, in ascending score
+/// order among `n_bins[k]` bins; `classes[i]` is row i's true class. Output rows: the K
+/// per-class AUCs, their macro average and their average weighted by each class's
+/// (bootstrapped) prevalence; then, if `want_ap`, the same K + 2 rows for average precision.
+/// O(n K) per draw.
+///
+/// Each draw is generated as class shares π ~ Dirichlet(class weights) times, within each
+/// class, row shares ~ Dirichlet(row weights) — the same distribution as independent
+/// Gamma(weight) per row, but every quantity stays normalised, so tiny fractional weights
+/// cannot underflow a class's total to zero.
+pub fn multiclass_draws(
+    bins: &[u32],
+    classes: &[u32],
+    weights: &[f64],
+    n_bins: &[usize],
+    n_draws: usize,
+    seed: u64,
+    want_ap: bool,
+) -> Result<Vec<f64>> {
+    let k = n_bins.len();
+    let n = classes.len();
+    if k < 2 || bins.len() != n * k || weights.len() != n {
+        return Err(Error::invalid(
+            "bins must be n x K, classes and weights of length n, K >= 2",
+        ));
+    }
+    if classes.iter().any(|&c| c as usize >= k) {
+        return Err(Error::invalid("class index out of range"));
+    }
+    if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
+        return Err(Error::invalid("weights must be finite and >= 0"));
+    }
+    if bins
+        .chunks_exact(k)
+        .any(|row| row.iter().zip(n_bins).any(|(&b, &m)| b as usize >= m))
+    {
+        return Err(Error::invalid("bin index out of range"));
+    }
+    let mut class_weight = vec![0.0; k];
+    for (&c, &w) in classes.iter().zip(weights) {
+        class_weight[c as usize] += w;
+    }
+    if let Some(missing) = class_weight.iter().position(|&w| w <= 0.0) {
+        return Err(Error::invalid(format!(
+            "class {missing} has no rows (or only rows of weight 0): its one-vs-rest AUC is \
+             undefined"
+        )));
+    }
+    let metric_rows = if want_ap { 2 * (k + 2) } else { k + 2 };
+    check_draws(n_draws, metric_rows)?;
+    // Rows grouped by class, so that each class's row shares are one Dirichlet; within a class
+    // sorted by their own class's bin, which keeps the scatter below close to sequential.
+    let mut order: Vec<usize> = (0..n).filter(|&i| weights[i] > 0.0).collect();
+    order.sort_by_key(|&i| (classes[i], bins[i * k + classes[i] as usize], i));
+    let mut class_start = vec![0usize; k + 1];
+    for &i in &order {
+        class_start[classes[i] as usize + 1] += 1;
+    }
+    for c in 0..k {
+        class_start[c + 1] += class_start[c];
+    }
+    let mut row_shares = Vec::with_capacity(k);
+    for c in 0..k {
+        let rows = &order[class_start[c]..class_start[c + 1]];
+        let shapes = rows
+            .iter()
+            .map(|&i| Gamma::new(weights[i]))
+            .collect::<Result<_>>()?;
+        row_shares.push(Shares::new(shapes, class_weight[c]));
+    }
+    let class_shapes: Vec<Gamma> = class_weight
+        .iter()
+        .map(|&w| Gamma::new(w))
+        .collect::<Result<_>>()?;
+    // Cells of class j's bins start at offsets[j] in one flat array.
+    let offsets: Vec<usize> = n_bins
+        .iter()
+        .scan(0usize, |acc, &m| {
+            let start = *acc;
+            *acc += m;
+            Some(start)
+        })
+        .collect();
+    let job = MulticlassJob {
+        class_start: &class_start,
+        row_shares: &row_shares,
+        class_shapes: &class_shapes,
+        offsets: &offsets,
+        n_bins,
+        want_ap,
+    };
+    let mut out = alloc_output(metric_rows * n_draws);
+    // The scatter is the hot loop (n K adds per draw): narrow bin indices to u16 when they
+    // fit, halving the memory it streams through.
+    if n_bins.iter().all(|&m| m <= 1 << 16) {
+        let sorted: Vec<u16> = order
+            .iter()
+            .flat_map(|&i| bins[i * k..(i + 1) * k].iter().map(|&b| b as u16))
+            .collect();
+        job.run(&sorted, &mut out, metric_rows, n_draws, seed);
+    } else {
+        let sorted: Vec<u32> = order
+            .iter()
+            .flat_map(|&i| bins[i * k..(i + 1) * k].iter().copied())
+            .collect();
+        job.run(&sorted, &mut out, metric_rows, n_draws, seed);
+    }
+    Ok(out)
+}
+
+struct MulticlassJob<'a> {
+    /// Rows of class c are sorted rows class_start[c]..class_start[c + 1].
+    class_start: &'a [usize],
+    /// Row shares within each class.
+    row_shares: &'a [Shares],
+    class_shapes: &'a [Gamma],
+    offsets: &'a [usize],
+    n_bins: &'a [usize],
+    want_ap: bool,
+}
+
+impl MulticlassJob<'_> {
+    fn run<B>(&self, bins: &[B], out: &mut [f64], metric_rows: usize, n_draws: usize, seed: u64)
+    where
+        B: Copy + Into<u32> + Sync,
+    {
+        let k = self.n_bins.len();
+        let total_bins: usize = self.n_bins.iter().sum();
+        fill_blocks(out, metric_rows, n_draws, seed, |streams, rows_out| {
+            let mut s = streams.sampler(0);
+            let (mut p, mut q) = (vec![0.0; total_bins], vec![0.0; total_bins]);
+            let mut share = vec![0.0; *self.class_start.last().unwrap_or(&0)];
+            let (mut ln_total, mut pi) = (vec![0.0; k], vec![0.0; k]);
+            let (mut global, mut runner_up) = (vec![0.0; k], vec![0.0; k]);
+            let (mut scale, mut inv_sum) = (vec![0.0; k], vec![0.0; k]);
+            for d in 0..rows_out[0].len() {
+                // Class shares π in log space, then row shares within each class.
+                for (l, g) in ln_total.iter_mut().zip(self.class_shapes) {
+                    *l = s.ln_gamma_variate(g);
+                }
+                // Unnormalised: each class's total is divided out through its scale below.
+                for (c, inv) in inv_sum.iter_mut().enumerate() {
+                    let range = self.class_start[c]..self.class_start[c + 1];
+                    *inv = 1.0 / self.row_shares[c].draw(&mut s, &mut share[range]);
+                }
+                // A class's negatives are the other classes weighted by their totals. Scale
+                // them relative to the largest total (global), except for the largest class
+                // itself, whose negatives are scaled relative to the runner-up: then no
+                // class's negatives can underflow to nothing.
+                let top = argmax(&ln_total);
+                let max = ln_total[top];
+                let second = (0..k)
+                    .filter(|&c| c != top)
+                    .map(|c| ln_total[c])
+                    .fold(f64::NEG_INFINITY, f64::max);
+                for c in 0..k {
+                    global[c] = (ln_total[c] - max).exp();
+                    runner_up[c] = (ln_total[c] - second).exp();
+                }
+                let sum: f64 = global.iter().sum();
+                pi.iter_mut().zip(&global).for_each(|(v, g)| *v = g / sum);
+                p.fill(0.0);
+                q.fill(0.0);
+                for c in 0..k {
+                    scale.fill(global[c] * inv_sum[c]);
+                    scale[top] = runner_up[c] * inv_sum[c];
+                    scale[c] = 0.0; // its own column: a positive, added below
+                    let rows = self.class_start[c]..self.class_start[c + 1];
+                    let row_bins = &bins[rows.start * k..rows.end * k];
+                    for (cells, &w) in row_bins.chunks_exact(k).zip(&share[rows]) {
+                        for ((&b, &offset), &f) in cells.iter().zip(self.offsets).zip(&scale) {
+                            q[offset + b.into() as usize] += w * f;
+                        }
+                        p[self.offsets[c] + cells[c].into() as usize] += w;
+                    }
+                }
+                let (mut auc_macro, mut auc_weighted) = (0.0, 0.0);
+                let (mut ap_macro, mut ap_weighted) = (0.0, 0.0);
+                for j in 0..k {
+                    let range = self.offsets[j]..self.offsets[j] + self.n_bins[j];
+                    let (pj, qj) = (&p[range.clone()], &q[range]);
+                    let (sum_p, sum_q) = (pj.iter().sum::<f64>(), qj.iter().sum::<f64>());
+                    let (auc, ap) = auc_ap(pj, qj, sum_p, sum_q, pi[j], self.want_ap);
+                    rows_out[j][d] = auc;
+                    auc_macro += auc;
+                    auc_weighted += pi[j] * auc;
+                    if self.want_ap {
+                        rows_out[k + 2 + j][d] = ap;
+                        ap_macro += ap;
+                        ap_weighted += pi[j] * ap;
+                    }
+                }
+                rows_out[k][d] = auc_macro / k as f64;
+                rows_out[k + 1][d] = auc_weighted.min(1.0);
+                if self.want_ap {
+                    rows_out[2 * k + 2][d] = ap_macro / k as f64;
+                    rows_out[2 * k + 3][d] = ap_weighted.min(1.0);
+                }
+            }
+        });
+    }
+}
+
+fn argmax(values: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, v) in values.iter().enumerate() {
+        if *v > values[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn point_values_by_hand() {
+        // Scores ascending: bin 0 {neg}, bin 1 {pos, neg} (a tie), bin 2 {pos, pos}.
+        let (pos, neg) = ([0.0, 1.0, 2.0], [1.0, 1.0, 0.0]);
+        let (auc, ap) = point_values(&pos, &neg).unwrap();
+        // Pairs (pos, neg): 3 x 2 = 6; wins: (p1: beats n0, ties n1 -> 1.5), p2, p3: 2 each.
+        assert!((auc - 5.5 / 6.0).abs() < 1e-15);
+        // Thresholds from the top: {2 pos} -> precision 1, recall 2/3; then {+1 pos, +1 neg}
+        // -> precision 3/4, recall 1. AP = 2/3 * 1 + 1/3 * 3/4.
+        assert!((ap - (2.0 / 3.0 + 0.25)).abs() < 1e-15);
+        assert!(point_values(&[0.0, 0.0], &[1.0, 2.0]).is_err());
+    }
+
+    #[test]
+    fn binned_draws_are_centred_and_thread_independent() {
+        let pos = [1.0, 5.0, 20.0, 40.0, 30.0];
+        let neg = [40.0, 30.0, 20.0, 8.0, 2.0];
+        let (auc, _) = point_values(&pos, &neg).unwrap();
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| binned_draws(&pos, &neg, 0.0, 20_000, 3, true, true).unwrap())
+        };
+        let out = run(1);
+        assert_eq!(out, run(2));
+        let mean = out[..20_000].iter().sum::<f64>() / 20_000.0;
+        assert!((mean - auc).abs() < 0.01, "{mean} vs {auc}");
+        assert!(out[20_000..].iter().all(|v| (0.0..=1.0).contains(v)));
+    }
+
+    #[test]
+    fn multiclass_with_two_classes_is_symmetric_and_thread_independent() {
+        // Class 1's scores ascend with the bin; class 0's score is 1 - that, so its bins run
+        // the other way: the two one-vs-rest AUCs are the same number in every draw.
+        let bin_of = [0u32, 1, 1, 2, 2, 2, 3, 0, 3, 1, 2, 0];
+        let class = [0u32, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 1];
+        let weights = [1.0, 2.0, 0.5, 1.0, 1.0, 1.0, 3.0, 1.0, 1.0, 1.0, 0.25, 1.0];
+        let bins: Vec<u32> = bin_of.iter().flat_map(|&b| [3 - b, b]).collect();
+        let n = 3000;
+        let multi = multiclass_draws(&bins, &class, &weights, &[4, 4], n, 8, true).unwrap();
+        for d in 0..n {
+            // Rows: AUC[0], AUC[1], macro, weighted, AP[0], AP[1], macro, weighted.
+            let (a0, a1) = (multi[d], multi[n + d]);
+            assert!((a0 - a1).abs() < 1e-12);
+            assert!((multi[2 * n + d] - a1).abs() < 1e-12);
+            assert!((multi[3 * n + d] - a1).abs() < 1e-12);
+        }
+        let threads = |t: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap()
+                .install(|| multiclass_draws(&bins, &class, &weights, &[4, 4], n, 9, true))
+                .unwrap()
+        };
+        assert_eq!(threads(1), threads(2));
+        let missing = [0u32; 12];
+        assert!(multiclass_draws(&bins, &missing, &weights, &[4, 4], n, 8, false).is_err());
+        assert!(multiclass_draws(&bins[..4], &class, &weights, &[4, 4], n, 8, false).is_err());
+    }
+
+    #[test]
+    fn tiny_weights_never_give_nan() {
+        // Gamma(1e-3) draws underflow to 0 most of the time; normalised shares must not.
+        let bin_of = [0u32, 1, 2, 1];
+        let positive = [true, false, false, true];
+        let weights = [1e-3, 1e-3, 1e-300, 5e-324];
+        let out = per_row_draws(&bin_of, &positive, &weights, 3, 4096, 1).unwrap();
+        assert!(
+            out.iter().all(|v| (0.0..=1.0).contains(v)),
+            "NaN or out of range"
+        );
+        let (pos, neg) = ([1e-3, 1e-3, 0.0], [0.0, 1e-3, 1e-300]);
+        let out = binned_draws(&pos, &neg, 0.0, 4096, 2, true, true).unwrap();
+        assert!(
+            out.iter().all(|v| (0.0..=1.0).contains(v)),
+            "NaN or out of range"
+        );
+    }
+
+    #[test]
+    fn per_row_bootstrap_matches_binned_with_unique_bins() {
+        // With one bin per distinct score, the binned Dirichlet is the per-row bootstrap.
+        let bin_of = [0u32, 1, 1, 2, 2, 2, 3, 0, 3, 1];
+        let positive = [
+            false, true, false, true, true, false, true, false, false, true,
+        ];
+        let weights = [1.0; 10];
+        let per_row = per_row_draws(&bin_of, &positive, &weights, 4, 40_000, 5).unwrap();
+        let (mut pos, mut neg) = ([0.0; 4], [0.0; 4]);
+        for (&b, &p) in bin_of.iter().zip(&positive) {
+            if p {
+                pos[b as usize] += 1.0
+            } else {
+                neg[b as usize] += 1.0
+            }
+        }
+        let binned = binned_draws(&pos, &neg, 0.0, 40_000, 6, true, false).unwrap();
+        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+        let sd = |xs: &[f64]| {
+            let m = mean(xs);
+            (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / xs.len() as f64).sqrt()
+        };
+        let (a, b) = (&per_row[..40_000], &binned[..]);
+        assert!(
+            (mean(a) - mean(b)).abs() < 5.0 * (sd(a) / 200.0),
+            "{} vs {}",
+            mean(a),
+            mean(b)
+        );
+        assert!((sd(a) / sd(b) - 1.0).abs() < 0.03);
+    }
+}
