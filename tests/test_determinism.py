@@ -17,8 +17,17 @@ import hashlib, numpy as np, probeval as pe
 cm = pe.ConfusionMatrix.from_counts(tp=5285, fp=3184, tn=8000, fn=1000)
 ev = pe.evaluate(cm, metrics=["accuracy", "f1", "mcc", "kappa"], n_samples=50_000, rng=123)
 joint = pe.evaluate(cm, metrics=["precision", "f1"], joint=True, n_samples=30_001, rng=9)
+rng = np.random.default_rng(0)
+y = rng.integers(0, 2, 5000)
+s = rng.random(5000) + 0.3 * y
+auc = pe.ScoreSummary.from_scores(y, s).posteriors(n_samples=20_000, rng=4, max_bins=512)
+k = rng.integers(0, 3, 3000)
+p = rng.dirichlet([1, 1, 1], 3000)
+mc = pe.evaluate(k, y_score=p, metrics=["roc_auc_macro", "average_precision[1]"],
+                 n_samples=5_000, rng=5)
 h = hashlib.sha256()
-for post in list(ev.values()) + list(joint.values()):
+posteriors = list(ev.values()) + list(joint.values()) + list(auc.values()) + list(mc.values())
+for post in posteriors:
     h.update(np.ascontiguousarray(post.samples).tobytes())
     h.update(np.array(post.hdi(0.95)).tobytes())
 print(h.hexdigest())

@@ -39,7 +39,7 @@ hostile = st.one_of(
 
 
 def _check_posterior(post: pe.Posterior) -> None:
-    low, high = pe.metric_info(post.metric).bounds
+    low, high = post.bounds
     mean = post.mean()
     hdi = post.hdi(0.9)
     assert math.isfinite(mean) or post.metric.endswith(("ratio", "odds_ratio"))
@@ -195,6 +195,9 @@ def test_hostile_values_for_every_parameter_of_evaluate(value: Any) -> None:
         lambda: pe.evaluate(y, y_score=[0.1, 0.9, 0.8, 0.3], threshold=value),
         lambda: pe.evaluate(y, y, zero_division=value),
         lambda: pe.evaluate(y, y).summary(ci=value),
+        lambda: pe.evaluate(y, y_score=[0.1, 0.9, 0.8, 0.3], max_bins=value),
+        lambda: pe.evaluate(y, y_score=[0.1, 0.9, 0.8, 0.3], score_prior=value),
+        lambda: pe.evaluate([0, 1, 2], y_score=value),
     ]
     for call in calls:
         with contextlib.suppress(*DOCUMENTED):
@@ -273,3 +276,106 @@ def test_hostile_values_for_inference(value: Any) -> None:
     for call in calls:
         with contextlib.suppress(*DOCUMENTED):
             call()
+
+
+@given(value=hostile)
+def test_hostile_values_for_score_summaries(value: Any) -> None:
+    summary = pe.ScoreSummary.from_scores([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3])
+    calls = [
+        lambda: pe.ScoreSummary.from_scores(value, [0.1, 0.2]),
+        lambda: pe.ScoreSummary.from_scores([0, 1], value),
+        lambda: pe.ScoreSummary.from_scores([0, 1], [0.1, 0.2], sample_weight=value),
+        lambda: pe.ScoreSummary.from_scores([0, 1], [0.1, 0.2], pos_label=value),
+        lambda: pe.ScoreSummary(value, [1.0], [0.0]),
+        lambda: pe.ScoreSummary([0.5], value, [0.0]),
+        lambda: pe.ScoreSummary.from_dict(value),
+        lambda: summary.merge(value),
+        lambda: summary.binned(value),
+        lambda: summary.observed(value),
+        lambda: summary.posterior(value),
+        lambda: summary.posterior(max_bins=value),
+        lambda: summary.posterior(prior=value),
+        lambda: summary.posterior(n_samples=value),
+        lambda: summary.posterior(rng=value),
+    ]
+    for call in calls:
+        with contextlib.suppress(*DOCUMENTED):
+            call()
+
+
+score_lists = st.lists(
+    st.tuples(
+        st.integers(0, 1),
+        st.one_of(st.floats(-1e6, 1e6), st.sampled_from([0.0, -0.0, 0.5, 1.0])),
+        st.floats(0.0, 10.0),
+    ),
+    min_size=1,
+    max_size=80,
+)
+
+
+@given(rows=score_lists, cut=st.integers(0, 80), max_bins=st.one_of(st.none(), st.integers(2, 9)))
+def test_score_summaries_match_sklearn_merge_and_stay_in_range(
+    rows: list[tuple[int, float, float]], cut: int, max_bins: int | None
+) -> None:
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    y = np.array([r[0] for r in rows])
+    s = np.array([r[1] for r in rows])
+    w = np.array([r[2] for r in rows])
+    whole = pe.ScoreSummary.from_scores(y, s, sample_weight=w)
+    cut = min(cut, len(rows))
+    if 0 < cut < len(rows):
+        a = pe.ScoreSummary.from_scores(y[:cut], s[:cut], sample_weight=w[:cut])
+        b = pe.ScoreSummary.from_scores(y[cut:], s[cut:], sample_weight=w[cut:])
+        merged = a + b
+        np.testing.assert_array_equal(merged.values, whole.values)
+        np.testing.assert_allclose(merged.positives, whole.positives, rtol=1e-12, atol=1e-12)
+    pos, neg = w[y == 1].sum(), w[y == 0].sum()
+    if not (whole.n_positives > 0 and whole.n_negatives > 0):
+        with pytest.raises(ValueError, match="both classes"):
+            whole.posterior()
+        return
+    if pos > 1e-9 * (pos + neg) and neg > 1e-9 * (pos + neg):
+        # scikit-learn's own sums lose weights below ~1e-16 of the total, so compare away
+        # from that corner.
+        auc = roc_auc_score(y, s, sample_weight=w)
+        assert whole.roc_auc() == pytest.approx(auc, abs=1e-9)
+        ap = average_precision_score(y, s, sample_weight=w)
+        assert whole.average_precision() == pytest.approx(ap, abs=1e-9)
+    binned = whole.binned(max_bins)
+    assert binned.n_positives == pytest.approx(whole.n_positives)
+    for post in whole.posteriors(max_bins=max_bins, n_samples=300, rng=2).values():
+        _check_posterior(post)
+
+
+@given(
+    classes=st.lists(st.integers(0, 2), min_size=3, max_size=40),
+    data=st.data(),
+)
+def test_multiclass_score_posteriors_are_finite_and_in_range(
+    classes: list[int], data: st.DataObject
+) -> None:
+    n = len(classes)
+    flat = data.draw(st.lists(st.floats(0.0, 1.0), min_size=3 * n, max_size=3 * n))
+    scores = np.array(flat).reshape(n, 3)
+    weights = data.draw(st.none() | st.lists(st.floats(0.0, 5.0), min_size=n, max_size=n))
+    metrics = ["roc_auc_macro", "roc_auc_weighted", "average_precision[1]", "accuracy"]
+    w = np.ones(n) if weights is None else np.array(weights)
+    present = np.bincount(classes, weights=w, minlength=3) > 0
+    call = lambda: pe.evaluate(  # noqa: E731
+        classes,
+        y_score=scores,
+        labels=[0, 1, 2],
+        metrics=metrics,
+        sample_weight=weights,
+        n_samples=200,
+        rng=3,
+    )
+    if not present.all():  # a class without rows (or without weight): no one-vs-rest AUC
+        with pytest.raises(ValueError, match=r"every class|has no rows"):
+            call()
+        return
+    ev = call()
+    for post in ev.values():
+        _check_posterior(post)

@@ -22,6 +22,7 @@ from .kde import KDE, kde
 from .metrics import MetricInfo, available_metrics, metric_info
 from .posterior import Posterior
 from .priors import Prior
+from .scores import ScoreSummary
 
 __version__ = "0.1.0"
 
@@ -34,6 +35,7 @@ __all__ = [
     "MetricInfo",
     "Posterior",
     "Prior",
+    "ScoreSummary",
     "__version__",
     "available_metrics",
     "compare",

@@ -126,8 +126,8 @@ def as_float_1d(name: str, values: Any) -> np.ndarray:
         raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
     array = np.ascontiguousarray(array, dtype=np.float64)
     if not np.isfinite(array).all():
-        bad = array[~np.isfinite(array)][0]
-        raise ValueError(f"{name} must be finite, found {bad!r}")
+        index = int(np.flatnonzero(~np.isfinite(array))[0])
+        raise ValueError(f"{name} must be finite, found {float(array[index])!r} at index {index}")
     return array
 
 

@@ -24,7 +24,7 @@ from ._validation import (
     describe,
 )
 from .metrics import MetricSpec, resolve_metric
-from .posterior import Origin, Posterior
+from .posterior import ConfusionOrigin, Posterior
 from .priors import BINARY_CELL_INDEX, Prior, resolve_prior
 
 __all__ = ["ConfusionMatrix"]
@@ -49,12 +49,23 @@ def _python_value(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _distinct(array: np.ndarray) -> np.ndarray:
+    """Sorted distinct values; O(n) for integers of a small range (labels usually are)."""
+    if array.dtype.kind in "biu" and array.size:
+        low, high = int(array.min()), int(array.max())
+        if high - low < 1 << 16:
+            offsets = np.asarray(array, dtype=np.int64) - low
+            present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
+            return (present + low).astype(array.dtype)
+    return np.unique(array)
+
+
 def _observed_classes(*arrays: np.ndarray) -> list[Any]:
     """The distinct values in the arrays: sorted when they can be, else in first-seen order."""
     values: set[Any] = set()
     for array in arrays:
         try:
-            values.update(_python_value(v) for v in np.unique(array))
+            values.update(_python_value(v) for v in _distinct(array))
         except TypeError:  # np.unique sorts: mixed types such as 1 and "a" do not
             values.update(_python_value(v) for v in array.tolist())
     try:
@@ -118,11 +129,14 @@ def _encode(values: np.ndarray, order: list[Any]) -> np.ndarray:
     """Index of each value in ``order``."""
     position = {c: i for i, c in enumerate(order)}
     try:
-        uniques, inverse = np.unique(values, return_inverse=True)
+        uniques = _distinct(values)
+        # Every value is one of the uniques: a binary search finds it (faster than the
+        # argsort behind np.unique's return_inverse).
+        index = np.searchsorted(uniques, values)
     except TypeError:  # mixed, unorderable types (labels= fixed their order): look each up
         return np.fromiter((position[v] for v in values.tolist()), dtype=np.intp, count=len(values))
     lookup = np.array([position[_python_value(u)] for u in uniques], dtype=np.intp)
-    return lookup[inverse.reshape(-1)]
+    return lookup[index]
 
 
 class ConfusionMatrix:
@@ -468,7 +482,7 @@ class ConfusionMatrix:
             draws.update(zip((s.name for s in multiclass), rows, strict=True))
         result: dict[str, Posterior] = {}
         for spec, value in zip(specs, observed, strict=True):
-            origin = Origin(self, spec, prior, beta, zero_division, joint)
+            origin = ConfusionOrigin(self, spec, prior, beta, zero_division, joint)
             params = None
             spec_masks = masks[spec.name]
             if spec_masks is not None:

@@ -2,23 +2,47 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ._random import seed_from
+import numpy as np
+
+from ._random import derive, seed_from
 from ._table import Table
 from ._validation import (
+    as_labels,
     as_name_list,
+    as_weights,
     check_beta,
     check_ci,
     check_n_samples,
     check_threshold,
     check_zero_division,
 )
-from .confusion import ConfusionMatrix
-from .metrics import DEFAULT_BINARY, DEFAULT_MULTICLASS, MetricSpec
+from .confusion import ConfusionMatrix, _encode, _observed_classes, _resolve_labels
+from .metrics import (
+    DEFAULT_BINARY,
+    DEFAULT_BINARY_SCORES,
+    DEFAULT_MULTICLASS,
+    DEFAULT_MULTICLASS_SCORES,
+    MetricSpec,
+    is_score_metric,
+    resolve_score_metric,
+)
 from .posterior import Posterior
 from .priors import Prior, resolve_prior
+from .scores import (
+    DEFAULT_MAX_BINS,
+    ScoreSummary,
+    _Setting,
+    check_max_bins,
+    check_score_prior,
+    multiclass_score_posteriors,
+)
+
+#: Stream key of the score metrics' draws (the confusion metrics use the seed's others).
+_SCORE_STREAM = 1 << 41
 
 __all__ = ["Evaluation", "evaluate"]
 
@@ -38,17 +62,26 @@ class Evaluation(Mapping[str, Posterior]):
         prior: Prior,
         n_samples: int,
         joint: bool,
+        scores: ScoreSummary | None = None,
+        score_setting: _Setting | None = None,
     ) -> None:
         self._confusion = confusion
         self._posteriors = posteriors
         self._prior = prior
         self._n_samples = n_samples
         self._joint = joint
+        self._scores = scores
+        self._score_setting = score_setting
 
     @property
     def confusion(self) -> ConfusionMatrix:
         """The confusion matrix the posteriors were computed from."""
         return self._confusion
+
+    @property
+    def scores(self) -> ScoreSummary | None:
+        """The binary scores' :class:`ScoreSummary` (None without binary scores)."""
+        return self._scores
 
     @property
     def metrics(self) -> list[str]:
@@ -66,9 +99,14 @@ class Evaluation(Mapping[str, Posterior]):
     def __getitem__(self, name: str) -> Posterior:
         if name in self._posteriors:
             return self._posteriors[name]
+        key: str | None = None
         try:
-            key: str | None = self._confusion._spec(name).name
-        except ValueError:
+            if is_score_metric(name):
+                cm = self._confusion
+                key = resolve_score_metric(name, cm.labels, binary=cm.is_binary).name
+            else:
+                key = self._confusion._spec(name).name
+        except (TypeError, ValueError):
             key = None
         if key not in self._posteriors:
             raise KeyError(
@@ -98,6 +136,12 @@ class Evaluation(Mapping[str, Posterior]):
             "prior": repr(self._prior),
             "n_samples": self._n_samples,
             "joint": self._joint,
+            "scores": None
+            if self._score_setting is None
+            else {
+                "max_bins": self._score_setting.max_bins,
+                "score_prior": self._score_setting.prior,
+            },
             "ci": check_ci(ci),
             "metrics": {name: p.to_dict(ci) for name, p in self._posteriors.items()},
         }
@@ -114,14 +158,64 @@ class Evaluation(Mapping[str, Posterior]):
         return str(self.summary())
 
 
-def _resolve_metrics(metrics: Any, confusion: ConfusionMatrix) -> list[MetricSpec]:
+def _resolve_metrics(
+    metrics: Any, confusion: ConfusionMatrix, *, with_scores: bool
+) -> tuple[list[MetricSpec], list[MetricSpec]]:
+    """(all specs in the requested order, those of them that need scores)."""
+    binary = confusion.is_binary and not confusion._ambiguous_positive
     if metrics is None:
-        names = DEFAULT_BINARY if confusion.is_binary else DEFAULT_MULTICLASS
-        if confusion.is_binary and confusion._ambiguous_positive:
-            names = DEFAULT_MULTICLASS  # no positive class to speak of: multiclass-style names
-        metrics = list(names)
-    specs = [confusion._spec(m) for m in as_name_list("metrics", metrics)]
-    return list({s.name: s for s in specs}.values())  # de-duplicate, keep order
+        names = list(DEFAULT_BINARY if binary else DEFAULT_MULTICLASS)
+        if with_scores:
+            names += DEFAULT_BINARY_SCORES if confusion.is_binary else DEFAULT_MULTICLASS_SCORES
+    else:
+        names = as_name_list("metrics", metrics)
+    specs = []
+    for name in names:
+        if is_score_metric(name):
+            if not with_scores:
+                raise ValueError(
+                    f"{name!r} needs scores: pass y_score (the predictions alone do not rank rows)"
+                )
+            specs.append(resolve_score_metric(name, confusion.labels, binary=confusion.is_binary))
+        else:
+            specs.append(confusion._spec(name))
+    unique = list({s.name: s for s in specs}.values())  # de-duplicate, keep order
+    return unique, [s for s in unique if s.kernel == "scores"]
+
+
+def _score_matrix(y_score: Any) -> np.ndarray | None:
+    """``y_score`` as an (n, K) float array when it is two-dimensional, else None."""
+    if isinstance(y_score, (str, bytes)) or y_score is None:
+        return None
+    array = np.asarray(y_score)
+    if array.ndim != 2:
+        return None
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"y_score must hold numbers, got dtype {array.dtype}")
+    if array.shape[0] == 0 or array.shape[1] < 2:
+        raise ValueError(
+            f"a two-dimensional y_score must have shape (n, K) with n >= 1 and K >= 2, got "
+            f"{array.shape}"
+        )
+    matrix = np.ascontiguousarray(array, dtype=np.float64)
+    if not np.isfinite(matrix).all():
+        row, column = (int(i[0]) for i in np.nonzero(~np.isfinite(matrix)))
+        bad = float(matrix[row, column])
+        raise ValueError(f"y_score must be finite, found {bad!r} at row {row}, column {column}")
+    return matrix
+
+
+def _column_labels(y_true: Any, n_columns: int, labels: Any) -> tuple[np.ndarray, list[Any]]:
+    """Labels and the class order the columns of a (n, K) y_score follow."""
+    truth = as_labels("y_true", y_true)
+    order = _resolve_labels(_observed_classes(truth), labels, None)
+    if len(order) != n_columns:
+        raise ValueError(
+            f"y_score has {n_columns} columns but there are {len(order)} classes {order!r}; "
+            "the columns must follow labels (default: the sorted classes of y_true) — pass "
+            "labels=[...] naming every column's class"
+        )
+    return truth, order
 
 
 def evaluate(
@@ -140,6 +234,8 @@ def evaluate(
     zero_division: Any = 0.0,
     labels: Any = None,
     pos_label: Any = None,
+    max_bins: int | None = DEFAULT_MAX_BINS,
+    score_prior: float = 0.0,
 ) -> Evaluation:
     """Posterior distributions of a classifier's performance metrics.
 
@@ -150,12 +246,19 @@ def evaluate(
     y_pred : array-like, optional
         Predicted labels.
     y_score : array-like, optional
-        Scores P(y = 1); without ``y_pred`` the prediction is ``y_score > threshold``.
+        Binary: scores of the positive class, shape (n,) — probabilities, or any real scores
+        when ``y_pred`` is given. Multiclass: shape (n, K), one column per class in ``labels``
+        order (the sorted classes by default), as from ``predict_proba``. Without ``y_pred``
+        the prediction is ``y_score > threshold`` (binary) or the column of the highest score.
+        Scores add ROC AUC and average precision to the default metrics (one-vs-rest macro and
+        weighted ROC AUC for multiclass data).
     threshold : float
-        Decision threshold for ``y_score``.
+        Decision threshold for binary ``y_score``.
     metrics : str or list of str, optional
         Metric names (see :func:`probeval.available_metrics`); default: accuracy, precision,
-        recall, specificity, f1, mcc, balanced_accuracy.
+        recall, specificity, f1, mcc, balanced_accuracy (plus roc_auc and average_precision
+        with scores). Multiclass score metrics: ``roc_auc_macro``, ``roc_auc_weighted``,
+        ``roc_auc[class]`` and the same for ``average_precision``.
     prior : float, str, array, Prior or a previous posterior
         Pseudo-counts per cell (see :mod:`probeval.priors`); 1 (uniform) by default.
     n_samples : int
@@ -165,27 +268,75 @@ def evaluate(
     sample_weight : array-like, optional
         Non-negative weight per row.
     joint : bool
-        Draw every metric from the same Dirichlet draws, so that differences between metrics
-        (say precision - recall) are coherent posteriors. Proportion metrics then follow the
-        Dirichlet's Beta marginal (e.g. accuracy ~ Beta(TP + TN + 2c, FP + FN + 2c)).
+        Draw every confusion-matrix metric from the same Dirichlet draws, so that differences
+        between metrics (say precision - recall) are coherent posteriors. Proportion metrics
+        then follow the Dirichlet's Beta marginal.
     beta : float
         The beta of the ``fbeta`` metric.
     zero_division : 0, 1, nan or "warn"
         Value of a metric whose denominator is zero (scikit-learn's convention).
     labels, pos_label :
         Class order and positive class, as in :meth:`ConfusionMatrix.from_predictions`.
+    max_bins : int or None
+        Score bins for ROC AUC and average precision: the distinct scores when there are at
+        most this many, else equal-frequency bins; None keeps every distinct score (the exact
+        per-row Bayesian bootstrap). See :class:`ScoreSummary`.
+    score_prior : float
+        Pseudo-count per occupied score bin (binary scores; 0 is the Bayesian bootstrap).
 
     Returns
     -------
     Evaluation
         A mapping from metric name to :class:`Posterior`, with :meth:`Evaluation.summary`.
     """
+    matrix = _score_matrix(y_score)
+    weights = None
+    truth: np.ndarray | None = None
+    order: list[Any] = []
     if isinstance(y_true, ConfusionMatrix):
         if y_pred is not None or y_score is not None or sample_weight is not None:
             raise TypeError(
                 "with a ConfusionMatrix as y_true, omit y_pred, y_score and sample_weight"
             )
         confusion = y_true
+    elif matrix is not None:
+        truth, order = _column_labels(y_true, matrix.shape[1], labels)
+        weights = (
+            None
+            if sample_weight is None
+            else as_weights("sample_weight", sample_weight, len(truth))
+        )
+        if matrix.shape[0] != len(truth):
+            raise ValueError(
+                f"inputs must have the same length: y_true has {len(truth)}, y_score has "
+                f"{matrix.shape[0]} rows"
+            )
+        if len(order) == 2:
+            # Binary data as predict_proba gives them: the positive class's column.
+            if pos_label is not None and pos_label not in order:
+                raise ValueError(f"pos_label={pos_label!r} is not one of the classes {order!r}")
+            if pos_label is not None and pos_label == order[0]:
+                order = [order[1], order[0]]
+                matrix = matrix[:, ::-1]
+            y_score, matrix = np.ascontiguousarray(matrix[:, 1]), None
+            labels, pos_label = order, order[1]
+        if y_pred is not None:
+            confusion = ConfusionMatrix.from_predictions(
+                truth, y_pred, labels=order, sample_weight=weights, pos_label=pos_label
+            )
+        elif matrix is not None:
+            predicted = np.asarray(order, dtype=object)[np.argmax(matrix, axis=1)]
+            confusion = ConfusionMatrix.from_predictions(
+                truth, predicted, labels=order, sample_weight=weights
+            )
+        else:
+            confusion = ConfusionMatrix.from_scores(
+                truth,
+                y_score,
+                threshold=check_threshold(threshold),
+                sample_weight=weights,
+                pos_label=pos_label,
+            )
     elif y_pred is not None:
         confusion = ConfusionMatrix.from_predictions(
             y_true, y_pred, labels=labels, sample_weight=sample_weight, pos_label=pos_label
@@ -201,16 +352,73 @@ def evaluate(
     else:
         raise TypeError("evaluate needs y_pred or y_score (or a ConfusionMatrix as y_true)")
 
-    specs = _resolve_metrics(metrics, confusion)
+    with_scores = y_score is not None
+    specs, score_specs = _resolve_metrics(metrics, confusion, with_scores=with_scores)
     resolved_prior = resolve_prior(prior, confusion.n_classes)
     n = check_n_samples(n_samples)
+    seed = seed_from(rng)
+    setting = _Setting(check_max_bins(max_bins), check_score_prior(score_prior))
+    confusion_specs = [s for s in specs if s.kernel != "scores"]
     posteriors = confusion._posteriors(
-        specs,
+        confusion_specs,
         prior=resolved_prior,
         n_samples=n,
-        seed=seed_from(rng),
+        seed=seed,
         beta=check_beta(beta),
         zero_division=check_zero_division(zero_division),
         joint=bool(joint),
     )
-    return Evaluation(confusion, posteriors, prior=resolved_prior, n_samples=n, joint=bool(joint))
+    summary = None
+    if score_specs and matrix is not None:
+        if setting.prior != 0:
+            raise ValueError(
+                f"score_prior applies to binary scores; multiclass scores use the per-row "
+                f"bootstrap, got score_prior={score_prior!r}"
+            )
+        assert truth is not None
+        codes = _encode(truth, order)
+        row_weights = np.ones(len(truth)) if weights is None else weights
+        posteriors.update(
+            multiclass_score_posteriors(
+                codes,
+                matrix,
+                row_weights,
+                score_specs,
+                max_bins=setting.max_bins,
+                n_samples=n,
+                seed=derive(seed, _SCORE_STREAM),
+            )
+        )
+    elif score_specs:
+        if confusion._ambiguous_positive:
+            raise ValueError(
+                f"y_true has the classes {list(confusion.labels)!r}; pass pos_label=... to say "
+                "which one the scores are the probability of"
+            )
+        summary = ScoreSummary.from_scores(
+            y_true,
+            y_score,
+            labels=list(confusion.labels),
+            sample_weight=sample_weight if weights is None else weights,
+        )
+        if metrics is None and not (summary.n_positives > 0 and summary.n_negatives > 0):
+            warnings.warn(
+                "y_true holds one class only, so ROC AUC and average precision are undefined "
+                "and left out of the evaluation",
+                UserWarning,
+                stacklevel=2,
+            )
+            specs = [s for s in specs if s.kernel != "scores"]
+        else:
+            names = [s.name for s in score_specs]
+            posteriors.update(summary._posteriors(names, setting, n, derive(seed, _SCORE_STREAM)))
+    ordered = {s.name: posteriors[s.name] for s in specs}
+    return Evaluation(
+        confusion,
+        ordered,
+        prior=resolved_prior,
+        n_samples=n,
+        joint=bool(joint),
+        scores=summary,
+        score_setting=setting if score_specs else None,
+    )

@@ -263,7 +263,12 @@ def compare(
     samples_a = a._draw_independent(n, derive(seed, 1))
     samples_b = b._draw_independent(n, derive(seed, 2))
     random = None
-    if a._origin is not None and b._origin is not None:
+    if (
+        a._origin is not None
+        and b._origin is not None
+        and a._origin.has_random_baseline
+        and b._origin.has_random_baseline
+    ):
         ra = a.random_baseline(n_samples=n, rng=derive(seed, 3))
         rb = b.random_baseline(n_samples=n, rng=derive(seed, 4))
         random = Comparison(

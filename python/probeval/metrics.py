@@ -95,12 +95,22 @@ _SCORE = [
 
 _CATALOGUE: dict[str, MetricInfo] = {info.name: info for info in _BINARY + _SCORE}
 
-ALIASES = {"ppv": "precision", "tpr": "recall", "sensitivity": "recall", "tnr": "specificity"}
+ALIASES = {
+    "ppv": "precision",
+    "tpr": "recall",
+    "sensitivity": "recall",
+    "tnr": "specificity",
+    "auc": "roc_auc",
+    "auroc": "roc_auc",
+    "ap": "average_precision",
+}
 
 #: Metrics computed by the binary confusion-matrix kernel.
 BINARY_METRICS: tuple[str, ...] = tuple(info.name for info in _BINARY)
 #: Metrics that need scores.
 SCORE_METRICS: tuple[str, ...] = tuple(info.name for info in _SCORE)
+DEFAULT_BINARY_SCORES = ("roc_auc", "average_precision")
+DEFAULT_MULTICLASS_SCORES = ("roc_auc_macro", "roc_auc_weighted")
 
 DEFAULT_BINARY = (
     "accuracy",
@@ -268,6 +278,58 @@ def _multiclass_help(labels: Sequence[Any]) -> str:
 _CLASS_SYNTAX = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[(.*)\]\s*$")
 
 
+def _score_base(name: str) -> tuple[str, str, str] | None:
+    """(base, average, class text) when ``name`` is a score metric (``roc_auc``,
+    ``roc_auc_macro``, ``average_precision[cat]``, ...), else None."""
+    match = _CLASS_SYNTAX.match(name)
+    if match:
+        base = ALIASES.get(match.group(1).lower(), match.group(1).lower())
+        return (base, "class", match.group(2).strip()) if base in SCORE_METRICS else None
+    key = name.strip().lower()
+    for average in ("macro", "weighted"):
+        stem = key.removesuffix("_" + average)
+        if stem != key and ALIASES.get(stem, stem) in SCORE_METRICS:
+            return ALIASES.get(stem, stem), average, ""
+    key = ALIASES.get(key, key)
+    return (key, "", "") if key in SCORE_METRICS else None
+
+
+def is_score_metric(name: Any) -> bool:
+    """True for names of metrics that need scores (ROC AUC, average precision)."""
+    return isinstance(name, str) and _score_base(name) is not None
+
+
+def resolve_score_metric(name: str, labels: Sequence[Any], *, binary: bool) -> MetricSpec:
+    """Resolve a score metric: ``roc_auc`` / ``average_precision`` for binary data;
+    ``_macro``, ``_weighted`` or ``[class]`` (one-vs-rest) for multiclass data."""
+    parsed = _score_base(name)
+    if parsed is None:
+        raise ValueError(f"{name!r} is not a score metric; score metrics: {SCORE_METRICS}")
+    base, average, wanted = parsed
+    if binary:
+        if average:
+            raise ValueError(
+                f"{name!r}: binary data have one {base}; use {base!r} (averages and [class] "
+                "are for multiclass scores)"
+            )
+        return MetricSpec(base, base, "scores")
+    if average == "class":
+        hits = [i for i, label in enumerate(labels) if str(label) == wanted]
+        if len(hits) != 1:
+            problem = "no class" if not hits else "more than one class"
+            raise ValueError(
+                f"{problem} is written {wanted!r} in {name!r}; classes: "
+                f"{', '.join(repr(str(label)) for label in labels)}"
+            )
+        return MetricSpec(f"{base}[{labels[hits[0]]}]", base, "scores", "class", hits[0])
+    if not average:
+        raise ValueError(
+            f"{base!r} of multiclass scores is one-vs-rest per class: use {base}_macro, "
+            f"{base}_weighted or {base}[class], e.g. {base}[{labels[0]}]"
+        )
+    return MetricSpec(f"{base}_{average}", base, "scores", average)
+
+
 def resolve_metric(name: str, labels: Sequence[Any], *, binary: bool) -> MetricSpec:
     """Resolve a metric name for a confusion matrix with classes ``labels``.
 
@@ -277,6 +339,11 @@ def resolve_metric(name: str, labels: Sequence[Any], *, binary: bool) -> MetricS
     """
     if not isinstance(name, str):
         raise TypeError(f"metric names must be strings, got {name!r}")
+    if is_score_metric(name):
+        raise ValueError(
+            f"{name!r} needs scores, not a confusion matrix: use evaluate(y_true, y_score=...) "
+            "or ScoreSummary"
+        )
     match = _CLASS_SYNTAX.match(name)
     if match:
         base = ALIASES.get(match.group(1).lower(), match.group(1).lower())
@@ -307,10 +374,6 @@ def resolve_metric(name: str, labels: Sequence[Any], *, binary: bool) -> MetricS
         return MetricSpec(key, key, "binary")
     if key in WHOLE_MATRIX:
         return MetricSpec(key, key, "multiclass")
-    if key in _CATALOGUE and _CATALOGUE[key].needs_scores:
-        raise ValueError(
-            f"{key!r} needs scores, not a confusion matrix: use evaluate(y_true, y_score=...)"
-        )
     if key in PER_CLASS:
         raise ValueError(
             f"{key!r} is per class: say how to combine the classes; {_multiclass_help(labels)}"

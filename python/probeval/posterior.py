@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 import numpy as np
 
@@ -28,10 +28,19 @@ if TYPE_CHECKING:
 __all__ = ["Posterior"]
 
 
+class Origin(Protocol):
+    """Where a posterior came from, so that it can be redrawn with an independent stream and,
+    where defined, produce the posterior a random classifier would have on the same data."""
+
+    @property
+    def has_random_baseline(self) -> bool: ...
+
+    def posterior(self, n_samples: int, seed: int, *, random: bool = False) -> Posterior: ...
+
+
 @dataclass(frozen=True)
-class Origin:
-    """Where a posterior came from, so that it can be redrawn with an independent stream and
-    can produce the posterior a random classifier would have on the same data."""
+class ConfusionOrigin:
+    """A posterior computed from a confusion matrix."""
 
     confusion: ConfusionMatrix
     spec: MetricSpec
@@ -39,6 +48,10 @@ class Origin:
     beta: float
     zero_division: float
     joint: bool
+
+    @property
+    def has_random_baseline(self) -> bool:
+        return True
 
     def posterior(self, n_samples: int, seed: int, *, random: bool = False) -> Posterior:
         confusion, prior = self.confusion, self.prior
@@ -376,9 +389,10 @@ class Posterior:
         the predicted classes (:meth:`ConfusionMatrix.random_baseline`); prior, ``beta`` and
         ``zero_division`` are this posterior's own.
         """
-        if self._origin is None:
+        if self._origin is None or not self._origin.has_random_baseline:
             raise ValueError(
-                "this posterior does not come from a confusion matrix, so it has no random baseline"
+                f"{self.metric}: this posterior has no random baseline (posteriors from a "
+                "confusion matrix or from binary scores have one)"
             )
         n = self._n_samples if n_samples is None else check_n_samples(n_samples)
         return self._origin.posterior(n, seed_from(rng), random=True)
