@@ -15,6 +15,7 @@
 
 pub mod auc;
 pub mod binning;
+pub mod labelfree;
 pub mod metrics;
 pub mod posterior;
 pub mod rng;

@@ -82,7 +82,13 @@ where
     blocks
         .into_par_iter()
         .enumerate()
-        .for_each(|(b, mut rows)| kernel(BlockStreams(fork(seed, b as u64)), &mut rows));
+        .for_each(|(b, mut rows)| {
+            let streams = BlockStreams {
+                seed: fork(seed, b as u64),
+                block: b,
+            };
+            kernel(streams, &mut rows)
+        });
 }
 
 /// The random streams of one block: `sampler(k)` is sub-stream k of the block. Kernels give
@@ -91,11 +97,19 @@ where
 /// more samples extends the same sequence), and a loop over one quantity keeps the generator
 /// state in registers.
 #[derive(Clone, Copy)]
-pub struct BlockStreams(u64);
+pub struct BlockStreams {
+    seed: u64,
+    block: usize,
+}
 
 impl BlockStreams {
     pub fn sampler(self, k: u64) -> Sampler {
-        Sampler::new(stream(self.0, k))
+        Sampler::new(stream(self.seed, k))
+    }
+
+    /// The block's first column: its draws are columns `first_column()..` of the output.
+    pub fn first_column(self) -> usize {
+        self.block * BLOCK
     }
 }
 
@@ -336,7 +350,7 @@ pub fn dirichlet_draws(alpha: &[f64], n_draws: usize, seed: u64) -> Result<Vec<f
     out.par_chunks_mut(BLOCK * k)
         .enumerate()
         .for_each(|(b, chunk)| {
-            let mut s = BlockStreams(fork(seed, b as u64)).sampler(0);
+            let mut s = Sampler::new(stream(fork(seed, b as u64), 0));
             for draw in chunk.chunks_mut(k) {
                 s.dirichlet(&shapes, draw);
             }

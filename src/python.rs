@@ -7,7 +7,7 @@
 //! messages happens earlier, in `probeval/_validation.py`; the checks below are the last line.
 
 use crate::metrics::{self, Cells, Metric, MulticlassMetric};
-use crate::{auc, binning, posterior, rng, special, summary};
+use crate::{auc, binning, labelfree, posterior, rng, special, summary};
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
     PyUntypedArrayMethods,
@@ -518,6 +518,175 @@ fn linear_binning<'py>(
     Ok(PyArray1::from_vec(py, out))
 }
 
+// ---------------------------------------------------------------------------------------------
+// Label-free estimation
+// ---------------------------------------------------------------------------------------------
+
+/// A fitted calibration as Python passes it: (edges, pos, neg, concordance, se, threshold).
+type CalibrationArgs<'py> = (
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    f64,
+);
+
+fn calibration(args: &CalibrationArgs<'_>) -> PyResult<labelfree::Calibration> {
+    labelfree::Calibration::from_parts(
+        slice(&args.0).into_owned(),
+        slice(&args.1).into_owned(),
+        slice(&args.2).into_owned(),
+        slice(&args.3).into_owned(),
+        slice(&args.4).into_owned(),
+        args.5,
+    )
+    .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+type Arrays5<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
+/// Fit a reference calibration: (edges, pos, neg, concordance, concordance_se).
+#[pyfunction]
+fn labelfree_fit<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    positive: PyReadonlyArray1<'py, bool>,
+    n_bins: usize,
+    threshold: f64,
+) -> PyResult<Arrays5<'py>> {
+    let (scores, positive) = (slice(&scores), bool_slice(&positive));
+    let cal = run(py, || labelfree::fit(&scores, &positive, n_bins, threshold))?;
+    Ok((
+        PyArray1::from_vec(py, cal.edges),
+        PyArray1::from_vec(py, cal.pos),
+        PyArray1::from_vec(py, cal.neg),
+        PyArray1::from_vec(py, cal.concordance),
+        PyArray1::from_vec(py, cal.concordance_se),
+    ))
+}
+
+type ChunkArrays<'py> = (
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
+);
+
+/// Per chunk and bin: (counts, mean score, calibrated concordance if asked for, else ½).
+#[pyfunction]
+fn labelfree_chunk_stats<'py>(
+    py: Python<'py>,
+    calibration_args: CalibrationArgs<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    starts: Vec<usize>,
+    concordance: bool,
+) -> PyResult<ChunkArrays<'py>> {
+    let cal = calibration(&calibration_args)?;
+    let scores = slice(&scores);
+    let stats = run(py, || {
+        labelfree::chunk_stats(&cal, &scores, &starts, concordance)
+    })?;
+    let (c, k) = (stats.len(), cal.n_bins());
+    let flat = |f: fn(&labelfree::ChunkStats) -> &Vec<f64>| -> Vec<f64> {
+        stats.iter().flat_map(|s| f(s).iter().copied()).collect()
+    };
+    Ok((
+        PyArray1::from_vec(py, flat(|s| &s.counts)).reshape([c, k])?,
+        PyArray1::from_vec(py, flat(|s| &s.mean_score)).reshape([c, k])?,
+        PyArray1::from_vec(py, flat(|s| &s.perfect_concordance)).reshape([c, k])?,
+    ))
+}
+
+/// Posterior draws per chunk; shape (chunks, metrics [+ AUC], n). `options` is
+/// (target "population"|"realized", calibration "reference"|"perfect", within_bin, want_auc).
+#[pyfunction]
+#[pyo3(signature = (calibration_args, stats, metrics, options, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+#[allow(clippy::too_many_arguments)]
+fn labelfree_estimate<'py>(
+    py: Python<'py>,
+    calibration_args: CalibrationArgs<'py>,
+    stats: (
+        PyReadonlyArray2<'py, f64>,
+        PyReadonlyArray2<'py, f64>,
+        PyReadonlyArray2<'py, f64>,
+    ),
+    metrics: Vec<String>,
+    options: (String, String, bool, bool),
+    n_samples: usize,
+    seed: u64,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Bound<'py, numpy::PyArray3<f64>>> {
+    let cal = calibration(&calibration_args)?;
+    let parsed = parse_metrics(&metrics, beta)?;
+    let target = match options.0.as_str() {
+        "population" => labelfree::Target::Population,
+        "realized" => labelfree::Target::Realized,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "target must be \"population\" or \"realized\", got {other:?}"
+            )));
+        }
+    };
+    let mode = match options.1.as_str() {
+        "reference" => labelfree::Mode::Reference,
+        "perfect" => labelfree::Mode::Perfect,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "calibration must be \"reference\" or \"perfect\", got {other:?}"
+            )));
+        }
+    };
+    let k = cal.n_bins();
+    let rows_of = |a: &PyReadonlyArray2<'_, f64>| -> PyResult<Vec<Vec<f64>>> {
+        let view = a.as_array();
+        if view.ncols() != k {
+            return Err(PyValueError::new_err(
+                "chunk statistics do not match the calibration's bins",
+            ));
+        }
+        Ok(view.rows().into_iter().map(|r| r.to_vec()).collect())
+    };
+    let (counts, means, concordances) =
+        (rows_of(&stats.0)?, rows_of(&stats.1)?, rows_of(&stats.2)?);
+    if means.len() != counts.len() || concordances.len() != counts.len() {
+        return Err(PyValueError::new_err(
+            "chunk statistics must have one row per chunk",
+        ));
+    }
+    let chunks: Vec<labelfree::ChunkStats> = counts
+        .into_iter()
+        .zip(means)
+        .zip(concordances)
+        .map(
+            |((counts, mean_score), perfect_concordance)| labelfree::ChunkStats {
+                counts,
+                mean_score,
+                perfect_concordance,
+            },
+        )
+        .collect();
+    let settings = labelfree::Settings {
+        target,
+        mode,
+        within_bin: options.2,
+        want_auc: options.3,
+        zero_division,
+    };
+    let rows = parsed.len() + usize::from(options.3);
+    let n_chunks = chunks.len();
+    let out = run(py, || {
+        labelfree::estimate(&cal, &chunks, &parsed, settings, n_samples, seed)
+    })?;
+    PyArray1::from_vec(py, out).reshape([n_chunks, rows, n_samples])
+}
+
 #[pymodule]
 mod _core {
     #[pymodule_export]
@@ -533,6 +702,8 @@ mod _core {
         paired_metric_draws, sample_eti, sample_hdi, sample_moments, sample_quantiles,
         sample_summary,
     };
+    #[pymodule_export]
+    use super::{labelfree_chunk_stats, labelfree_estimate, labelfree_fit};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

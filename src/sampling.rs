@@ -127,6 +127,20 @@ impl Gamma {
         })
     }
 
+    /// Sampler for a shape known to be at least 1 (no validation needed).
+    fn at_least_one(shape: f64) -> Self {
+        debug_assert!(shape >= 1.0);
+        let d = shape - 1.0 / 3.0;
+        Self {
+            d,
+            c: 1.0 / (9.0 * d).sqrt(),
+            tight: 1.0 / (63.0 * d),
+            inv_shape: 0.0,
+            zero: false,
+            exponential: shape == 1.0,
+        }
+    }
+
     /// True when draws of this shape can underflow to zero (shape < 1 or shape == 0).
     #[inline]
     pub fn is_small(&self) -> bool {
@@ -377,6 +391,39 @@ impl Sampler {
         }
     }
 
+    /// One Binomial(n, p) draw: Knuth's beta splitting (TAOCP 3.4.1, algorithm B) halves n
+    /// with one Beta(a, b) draw per step — the a-th smallest of n uniforms — then finishes
+    /// with at most 16 Bernoulli trials. Exact, O(log n).
+    pub fn binomial(&mut self, n: u64, p: f64) -> u64 {
+        let (mut n, mut p) = (n, p.clamp(0.0, 1.0));
+        let mut k = 0;
+        while n > 16 {
+            if p <= 0.0 {
+                return k;
+            }
+            if p >= 1.0 {
+                return k + n;
+            }
+            let a = 1 + n / 2;
+            let b = n + 1 - a;
+            let ga = self.gamma(&Gamma::at_least_one(a as f64));
+            let gb = self.gamma(&Gamma::at_least_one(b as f64));
+            let x = ga / (ga + gb);
+            if x >= p {
+                n = a - 1;
+                p /= x;
+            } else {
+                k += a;
+                n = b - 1;
+                p = (p - x) / (1.0 - x);
+            }
+        }
+        for _ in 0..n {
+            k += u64::from(self.uniform() < p);
+        }
+        k
+    }
+
     /// Unnormalised Dirichlet draw: independent gammas written to `out`. Ratio metrics are
     /// scale-invariant, so the fused kernels skip the normalisation.
     #[inline]
@@ -553,6 +600,44 @@ mod tests {
             );
         }
         assert!(xs.iter().all(|&x| x >= 0.0 && x.is_finite()));
+    }
+
+    #[test]
+    fn binomial_matches_its_moments_and_edges() {
+        let mut s = Sampler::new(stream(6, 0));
+        for &(n, p) in &[
+            (5u64, 0.3),
+            (40, 0.5),
+            (1000, 0.02),
+            (100_000, 0.7),
+            (37, 0.999),
+        ] {
+            let draws = 200_000;
+            let xs: Vec<f64> = (0..draws).map(|_| s.binomial(n, p) as f64).collect();
+            assert!(xs.iter().all(|&x| x <= n as f64));
+            let mean = xs.iter().sum::<f64>() / draws as f64;
+            let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / draws as f64;
+            let (m, v) = (n as f64 * p, n as f64 * p * (1.0 - p));
+            assert!(
+                (mean - m).abs() < 5.0 * (v / draws as f64).sqrt(),
+                "n={n} p={p}: {mean}"
+            );
+            // The variance of a sample variance is about 2 v^2 / draws for these shapes.
+            assert!(
+                (var / v - 1.0).abs() < 5.0 * (2.0 / draws as f64).sqrt() + 0.01,
+                "{var}"
+            );
+        }
+        assert_eq!(s.binomial(50, 0.0), 0);
+        assert_eq!(s.binomial(50, 1.0), 50);
+        assert_eq!(s.binomial(0, 0.5), 0);
+        // P(X = 0) for Binomial(20, 0.1) = 0.9^20: the split path's lower tail.
+        let zeros = (0..200_000).filter(|_| s.binomial(20, 0.1) == 0).count() as f64 / 2e5;
+        let p0 = 0.9f64.powi(20);
+        assert!(
+            (zeros - p0).abs() < 5.0 * (p0 * (1.0 - p0) / 2e5).sqrt(),
+            "{zeros} vs {p0}"
+        );
     }
 
     #[test]

@@ -1,5 +1,7 @@
 """Type stubs of the Rust extension ``probeval._core`` (kept in sync by mypy.stubtest in CI)."""
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -107,4 +109,32 @@ def multiclass_auc_draws(
     n_samples: int,
     seed: int,
     want_ap: bool,
+) -> npt.NDArray[np.float64]: ...
+def labelfree_fit(
+    scores: npt.NDArray[np.float64],
+    positive: npt.NDArray[np.bool_],
+    n_bins: int,
+    threshold: float,
+) -> tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+]: ...
+def labelfree_chunk_stats(
+    calibration_args: tuple[Any, ...],
+    scores: npt.NDArray[np.float64],
+    starts: list[int],
+    concordance: bool,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+def labelfree_estimate(
+    calibration_args: tuple[Any, ...],
+    stats: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]],
+    metrics: list[str],
+    options: tuple[str, str, bool, bool],
+    n_samples: int,
+    seed: int,
+    beta: float = 1.0,
+    zero_division: float = 0.0,
 ) -> npt.NDArray[np.float64]: ...

@@ -1,0 +1,668 @@
+//! Performance without labels: reference-calibrated posterior estimation (SPEC §2.4).
+//!
+//! Fit on reference data (scores with labels): equal-frequency bins of the reference scores plus
+//! an edge at the decision threshold, so that every bin predicts one class; per bin the counts
+//! of positives and negatives (the posterior of its positive rate rᵢ is Beta(pos + 1, neg + 1))
+//! and the within-bin concordance of positives over negatives (for ROC AUC, see below).
+//!
+//! Estimate on experiment data (scores only), per chunk: bin counts nᵢ and mean scores. Each
+//! population draw takes w ~ Dirichlet(nᵢ + widthᵢ) and rᵢ, and the expected confusion masses
+//! TP = Σ wᵢ rᵢ [predᵢ = 1], FP = Σ wᵢ (1 − rᵢ) [predᵢ = 1], FN, TN likewise; every binary
+//! metric follows. A realized draw instead takes Xᵢ ~ Binomial(nᵢ, rᵢ) positives per bin: the
+//! posterior predictive of the metric these very rows will show once their labels arrive.
+//!
+//! ROC AUC uses the bins' positive and negative masses in score order. Ten bins make most
+//! within-bin pairs ties, and half credit for them biases the AUC low, since a calibrated score
+//! still ranks within a bin. The refinement credits within-bin pairs with the bin's measured
+//! concordance cₖ instead of ½ — from the reference labels (with its standard error as
+//! uncertainty), or from the experiment scores themselves under perfect calibration:
+//! AUC = Σₖ pₖ (Qₖ₋₁ + cₖ qₖ) / (P N). For the realized target the within-bin Mann–Whitney count
+//! also gets its sampling noise, N(0, X Y (X + Y + 1) / 12).
+
+use crate::metrics::{Cells, Metric};
+use crate::posterior::{alloc_output, check_draws, fill_blocks};
+use crate::rng::fork;
+use crate::sampling::{Beta, Gamma, Sampler};
+use crate::{Error, Result};
+use rayon::prelude::*;
+
+/// A fitted reference calibration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Calibration {
+    /// Inner bin edges, strictly increasing; bin i is (edges[i − 1], edges[i]] with outer
+    /// edges 0 and 1 (so a score equal to the threshold falls below it: predicted 0).
+    pub edges: Vec<f64>,
+    /// Reference positives and negatives per bin.
+    pub pos: Vec<f64>,
+    pub neg: Vec<f64>,
+    /// Within-bin concordance of reference positives over negatives (½ with one class only)
+    /// and its standard error (Hanley & McNeil).
+    pub concordance: Vec<f64>,
+    pub concordance_se: Vec<f64>,
+    pub threshold: f64,
+}
+
+impl Calibration {
+    pub fn n_bins(&self) -> usize {
+        self.edges.len() + 1
+    }
+
+    /// Lower and upper edge of bin i.
+    pub fn bounds(&self, i: usize) -> (f64, f64) {
+        let low = if i == 0 { 0.0 } else { self.edges[i - 1] };
+        let high = if i == self.edges.len() {
+            1.0
+        } else {
+            self.edges[i]
+        };
+        (low, high)
+    }
+
+    /// Whether bin i predicts the positive class (it lies above the threshold).
+    pub fn predicts_positive(&self, i: usize) -> bool {
+        self.bounds(i).0 >= self.threshold
+    }
+
+    /// Bin of a score: the number of inner edges strictly below it.
+    #[inline]
+    pub fn bin_of(&self, score: f64) -> usize {
+        self.edges.partition_point(|&e| e < score)
+    }
+
+    /// Rebuild from stored parts (a saved estimator), checking them.
+    pub fn from_parts(
+        edges: Vec<f64>,
+        pos: Vec<f64>,
+        neg: Vec<f64>,
+        concordance: Vec<f64>,
+        concordance_se: Vec<f64>,
+        threshold: f64,
+    ) -> Result<Self> {
+        let k = edges.len() + 1;
+        if [
+            pos.len(),
+            neg.len(),
+            concordance.len(),
+            concordance_se.len(),
+        ]
+        .iter()
+        .any(|&n| n != k)
+        {
+            return Err(Error::invalid(
+                "a calibration needs one count, concordance and standard error per bin",
+            ));
+        }
+        if edges.windows(2).any(|w| w[0] >= w[1] || w[0].is_nan())
+            || edges.iter().any(|e| !(0.0..=1.0).contains(e))
+        {
+            return Err(Error::invalid(
+                "bin edges must be strictly increasing within [0, 1]",
+            ));
+        }
+        let ok = |v: &[f64], high: f64| v.iter().all(|x| x.is_finite() && (0.0..=high).contains(x));
+        if !ok(&pos, f64::MAX) || !ok(&neg, f64::MAX) {
+            return Err(Error::invalid("bin counts must be finite and >= 0"));
+        }
+        if !ok(&concordance, 1.0) || !ok(&concordance_se, 1.0) {
+            return Err(Error::invalid(
+                "concordances and their standard errors must lie in [0, 1]",
+            ));
+        }
+        if !(0.0..=1.0).contains(&threshold) {
+            return Err(Error::invalid(format!(
+                "threshold must be in [0, 1], got {threshold}"
+            )));
+        }
+        Ok(Self {
+            edges,
+            pos,
+            neg,
+            concordance,
+            concordance_se,
+            threshold,
+        })
+    }
+}
+
+fn check_scores(name: &str, scores: &[f64]) -> Result<()> {
+    if let Some(i) = scores.iter().position(|s| !(0.0..=1.0).contains(s)) {
+        return Err(Error::invalid(format!(
+            "{name} must be probabilities in [0, 1], found {} at index {i}",
+            scores[i]
+        )));
+    }
+    Ok(())
+}
+
+/// Values at the given ranks of `values` (reordered in place), by recursive selection:
+/// O(n log q) for q ranks, never a full sort.
+fn select_ranks(values: &mut [f64], ranks: &[usize], offset: usize, out: &mut Vec<(usize, f64)>) {
+    if ranks.is_empty() || values.is_empty() {
+        return;
+    }
+    let mid = ranks.len() / 2;
+    let local = ranks[mid] - offset;
+    let (below, at, above) = values.select_nth_unstable_by(local, f64::total_cmp);
+    out.push((ranks[mid], *at));
+    select_ranks(below, &ranks[..mid], offset, out);
+    select_ranks(above, &ranks[mid + 1..], offset + local + 1, out);
+}
+
+/// Fit: equal-frequency edges of the reference scores (by selection) plus the threshold,
+/// per-bin counts and within-bin concordances.
+pub fn fit(
+    scores: &[f64],
+    positive: &[bool],
+    n_bins: usize,
+    threshold: f64,
+) -> Result<Calibration> {
+    if scores.len() != positive.len() || scores.is_empty() {
+        return Err(Error::invalid(
+            "reference scores and labels must be non-empty and of the same length",
+        ));
+    }
+    if n_bins < 1 {
+        return Err(Error::invalid("n_bins must be at least 1"));
+    }
+    if !(0.0..=1.0).contains(&threshold) {
+        return Err(Error::invalid(format!(
+            "threshold must be in [0, 1], got {threshold}"
+        )));
+    }
+    check_scores("reference scores", scores)?;
+    let n = scores.len();
+    // The j/n_bins quantiles: the order statistic below which a fraction j/n_bins of the rows
+    // lies (bins are closed on the right, so that statistic belongs to the lower bin).
+    let ranks: Vec<usize> = (1..n_bins)
+        .map(|j| ((j * n).div_ceil(n_bins)).saturating_sub(1))
+        .collect();
+    let mut work = scores.to_vec();
+    let mut picked = Vec::with_capacity(ranks.len());
+    let mut unique_ranks = ranks.clone();
+    unique_ranks.dedup();
+    select_ranks(&mut work, &unique_ranks, 0, &mut picked);
+    let mut edges: Vec<f64> = picked.into_iter().map(|(_, v)| v).collect();
+    edges.push(threshold);
+    // An edge at 1 would leave an empty top bin (scores cannot exceed 1); 0 is a real edge
+    // (bin 0 then holds the scores equal to 0).
+    edges.retain(|&e| e < 1.0);
+    edges.sort_by(f64::total_cmp);
+    edges.dedup();
+    let k = edges.len() + 1;
+    let mut bins: Vec<Vec<(f64, bool)>> = vec![Vec::new(); k];
+    let calibration_edges = edges.clone();
+    for (&s, &p) in scores.iter().zip(positive) {
+        bins[calibration_edges.partition_point(|&e| e < s)].push((s, p));
+    }
+    let mut pos = vec![0.0; k];
+    let mut neg = vec![0.0; k];
+    let mut concordance = vec![0.5; k];
+    let mut concordance_se = vec![0.0; k];
+    for (i, rows) in bins.iter_mut().enumerate() {
+        let (c, se, p, q) = mann_whitney(rows);
+        pos[i] = p;
+        neg[i] = q;
+        concordance[i] = c;
+        concordance_se[i] = se;
+    }
+    Ok(Calibration {
+        edges,
+        pos,
+        neg,
+        concordance,
+        concordance_se,
+        threshold,
+    })
+}
+
+/// Concordance P(score of a positive > score of a negative) + ½ P(tie) within one bin, its
+/// Hanley–McNeil standard error, and the numbers of positives and negatives.
+fn mann_whitney(rows: &mut [(f64, bool)]) -> (f64, f64, f64, f64) {
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut pos, mut neg, mut wins) = (0.0, 0.0, 0.0);
+    let mut i = 0;
+    while i < rows.len() {
+        let mut j = i;
+        let (mut tie_pos, mut tie_neg) = (0.0, 0.0);
+        while j < rows.len() && rows[j].0 == rows[i].0 {
+            if rows[j].1 {
+                tie_pos += 1.0
+            } else {
+                tie_neg += 1.0
+            }
+            j += 1;
+        }
+        wins += tie_pos * (neg + 0.5 * tie_neg);
+        pos += tie_pos;
+        neg += tie_neg;
+        i = j;
+    }
+    if pos == 0.0 || neg == 0.0 {
+        return (0.5, 0.0, pos, neg);
+    }
+    let a = wins / (pos * neg);
+    let (q1, q2) = (a / (2.0 - a), 2.0 * a * a / (1.0 + a));
+    let var =
+        (a * (1.0 - a) + (pos - 1.0) * (q1 - a * a) + (neg - 1.0) * (q2 - a * a)) / (pos * neg);
+    (a, var.max(0.0).sqrt(), pos, neg)
+}
+
+/// What the estimator needs from one chunk of experiment scores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkStats {
+    pub counts: Vec<f64>,
+    /// Mean score per bin (the bin's midpoint when it is empty).
+    pub mean_score: Vec<f64>,
+    /// Within-bin concordance implied by the scores themselves, were they calibrated.
+    pub perfect_concordance: Vec<f64>,
+}
+
+/// Assign the scores of each chunk (`starts` are chunk start offsets, ascending, the first 0)
+/// to the calibration's bins in one pass; chunks in parallel. The calibrated within-bin
+/// concordance (perfect calibration only) needs each bin's scores sorted, so it is computed
+/// only when `concordance` asks for it (else ½).
+pub fn chunk_stats(
+    cal: &Calibration,
+    scores: &[f64],
+    starts: &[usize],
+    concordance: bool,
+) -> Result<Vec<ChunkStats>> {
+    check_scores("scores", scores)?;
+    if starts.first() != Some(&0)
+        || starts.windows(2).any(|w| w[0] > w[1])
+        || starts.last().is_some_and(|&s| s > scores.len())
+    {
+        return Err(Error::invalid(
+            "chunk starts must begin at 0, ascend and stay within the data",
+        ));
+    }
+    let k = cal.n_bins();
+    Ok((0..starts.len())
+        .into_par_iter()
+        .map(|c| {
+            let end = starts.get(c + 1).copied().unwrap_or(scores.len());
+            let rows = &scores[starts[c]..end];
+            let mut counts = vec![0.0; k];
+            let mut sums = vec![0.0; k];
+            let mut by_bin: Vec<Vec<f64>> = vec![Vec::new(); if concordance { k } else { 0 }];
+            for &s in rows {
+                let b = cal.bin_of(s);
+                counts[b] += 1.0;
+                sums[b] += s;
+                if concordance {
+                    by_bin[b].push(s);
+                }
+            }
+            let mean_score = (0..k)
+                .map(|i| {
+                    if counts[i] > 0.0 {
+                        sums[i] / counts[i]
+                    } else {
+                        let (low, high) = cal.bounds(i);
+                        0.5 * (low + high)
+                    }
+                })
+                .collect();
+            let perfect_concordance = if concordance {
+                by_bin
+                    .iter_mut()
+                    .map(|values| calibrated_concordance(values))
+                    .collect()
+            } else {
+                vec![0.5; k]
+            };
+            ChunkStats {
+                counts,
+                mean_score,
+                perfect_concordance,
+            }
+        })
+        .collect())
+}
+
+/// Concordance within a bin if each score were its row's probability of being positive: a row
+/// is a positive with weight s and a negative with weight 1 − s.
+fn calibrated_concordance(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let (mut pos, mut neg, mut wins) = (0.0, 0.0, 0.0);
+    let mut i = 0;
+    while i < values.len() {
+        let mut j = i;
+        while j < values.len() && values[j] == values[i] {
+            j += 1;
+        }
+        let m = (j - i) as f64;
+        let (p, q) = (m * values[i], m * (1.0 - values[i]));
+        wins += p * (neg + 0.5 * q);
+        pos += p;
+        neg += q;
+        i = j;
+    }
+    if pos > 0.0 && neg > 0.0 {
+        wins / (pos * neg)
+    } else {
+        0.5
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The metric of the population the experiment data came from.
+    Population,
+    /// The metric these rows will show once their labels arrive (posterior predictive).
+    Realized,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Positive rates from the reference labels, with their uncertainty.
+    Reference,
+    /// Trust the scores: a bin's positive rate is its mean experiment score.
+    Perfect,
+}
+
+/// Settings of one estimation call.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub target: Target,
+    pub mode: Mode,
+    /// Credit within-bin pairs with the bin's concordance (the refinement) instead of ½.
+    pub within_bin: bool,
+    pub want_auc: bool,
+    pub zero_division: f64,
+}
+
+/// Posterior draws for every chunk: row (chunk c, metric m) is `out[(c * M + m) * n_draws..]`,
+/// with M = metrics.len() + (1 if want_auc), the AUC last.
+///
+/// The reference calibration is one unknown shared by all chunks, so with reference
+/// calibration its draws (every bin's positive rate and within-bin concordance) are made once
+/// and draw d of every chunk uses draw d of the calibration: each chunk's posterior is as
+/// before, and differences between chunks are coherent (the shared uncertainty cancels).
+/// Chunks then draw their own bin weights (or labels) from streams derived from (seed, chunk).
+/// Everything runs in parallel blocks whose streams do not depend on the thread count.
+pub fn estimate(
+    cal: &Calibration,
+    chunks: &[ChunkStats],
+    metrics: &[Metric],
+    settings: Settings,
+    n_draws: usize,
+    seed: u64,
+) -> Result<Vec<f64>> {
+    let k = cal.n_bins();
+    if chunks.iter().any(|c| c.counts.len() != k) {
+        return Err(Error::invalid(
+            "chunk statistics do not match the calibration",
+        ));
+    }
+    let rows = metrics.len() + usize::from(settings.want_auc);
+    if rows == 0 {
+        return Err(Error::invalid("no metrics requested"));
+    }
+    check_draws(n_draws, rows * chunks.len().max(1))?;
+    let predicted: Vec<bool> = (0..k).map(|i| cal.predicts_positive(i)).collect();
+    let widths: Vec<f64> = (0..k)
+        .map(|i| {
+            let (low, high) = cal.bounds(i);
+            high - low
+        })
+        .collect();
+    let shared = match settings.mode {
+        Mode::Reference => Some(reference_draws(
+            cal,
+            settings,
+            n_draws,
+            fork(seed, u64::MAX),
+        )?),
+        Mode::Perfect => None,
+    };
+    let mut out = alloc_output(rows * n_draws * chunks.len());
+    if chunks.is_empty() {
+        return Ok(out);
+    }
+    let job = Job {
+        cal,
+        predicted: &predicted,
+        metrics,
+        settings,
+        shared: shared.as_deref(),
+        n_draws,
+    };
+    let chunk_seeds: Vec<u64> = (0..chunks.len() as u64).map(|c| fork(seed, c)).collect();
+    out.par_chunks_mut(rows * n_draws)
+        .zip(chunks.par_iter())
+        .zip(chunk_seeds.par_iter())
+        .try_for_each(|((chunk_out, stats), &chunk_seed)| {
+            job.chunk(stats, &widths, chunk_out, rows, chunk_seed)
+        })?;
+    Ok(out)
+}
+
+/// Draws of the reference calibration, row-major (2k × n_draws): every bin's positive rate
+/// rᵢ ~ Beta(pos + 1, neg + 1), then every bin's within-bin concordance
+/// cᵢ ~ N(ĉᵢ, seᵢ²) clipped to [0, 1] (½ for the plain algorithm). Each row is one tight
+/// loop from its own sub-stream.
+fn reference_draws(
+    cal: &Calibration,
+    settings: Settings,
+    n_draws: usize,
+    seed: u64,
+) -> Result<Vec<f64>> {
+    let k = cal.n_bins();
+    let rates: Vec<Beta> = (0..k)
+        .map(|i| Beta::new(cal.pos[i] + 1.0, cal.neg[i] + 1.0))
+        .collect::<Result<_>>()?;
+    let mut shared = alloc_output(2 * k * n_draws);
+    fill_blocks(&mut shared, 2 * k, n_draws, seed, |streams, rows| {
+        for (i, row) in rows.iter_mut().enumerate() {
+            let mut s = streams.sampler(i as u64);
+            if i < k {
+                row.iter_mut().for_each(|v| *v = s.beta(&rates[i]));
+            } else if settings.within_bin {
+                let (c, se) = (cal.concordance[i - k], cal.concordance_se[i - k]);
+                row.iter_mut()
+                    .for_each(|v| *v = (c + se * s.normal()).clamp(0.0, 1.0));
+            } else {
+                row.fill(0.5);
+            }
+        }
+    });
+    Ok(shared)
+}
+
+struct Job<'a> {
+    cal: &'a Calibration,
+    predicted: &'a [bool],
+    metrics: &'a [Metric],
+    settings: Settings,
+    /// The shared reference draws (reference calibration only), see [`reference_draws`].
+    shared: Option<&'a [f64]>,
+    n_draws: usize,
+}
+
+impl Job<'_> {
+    fn chunk(
+        &self,
+        stats: &ChunkStats,
+        widths: &[f64],
+        out: &mut [f64],
+        rows: usize,
+        seed: u64,
+    ) -> Result<()> {
+        let k = self.cal.n_bins();
+        let (settings, n_draws) = (self.settings, self.n_draws);
+        let bin_shapes: Vec<Gamma> = (0..k)
+            .map(|i| Gamma::new(stats.counts[i] + widths[i]))
+            .collect::<Result<_>>()?;
+        let whole: Vec<u64> = stats.counts.iter().map(|&n| n.round() as u64).collect();
+        fill_blocks(out, rows, n_draws, seed, |streams, rows_out| {
+            let (mut sw, mut sx, mut sn) =
+                (streams.sampler(0), streams.sampler(1), streams.sampler(2));
+            let first = streams.first_column();
+            let (mut pm, mut nm) = (vec![0.0; k], vec![0.0; k]);
+            let (mut rate, mut c) = (vec![0.0; k], vec![0.0; k]);
+            for d in 0..rows_out[0].len() {
+                let column = first + d;
+                for i in 0..k {
+                    (rate[i], c[i]) = match self.shared {
+                        Some(shared) => (
+                            shared[i * n_draws + column],
+                            shared[(k + i) * n_draws + column],
+                        ),
+                        None if settings.within_bin => {
+                            (stats.mean_score[i], stats.perfect_concordance[i])
+                        }
+                        None => (stats.mean_score[i], 0.5),
+                    };
+                }
+                // Positive and negative mass per bin: expected (population) or the drawn
+                // labels of these very rows (realized).
+                for i in 0..k {
+                    match settings.target {
+                        Target::Population => {
+                            let w = sw.gamma(&bin_shapes[i]);
+                            pm[i] = w * rate[i];
+                            nm[i] = w - pm[i];
+                        }
+                        Target::Realized => {
+                            let x = sx.binomial(whole[i], rate[i]) as f64;
+                            pm[i] = x;
+                            nm[i] = whole[i] as f64 - x;
+                        }
+                    }
+                }
+                let mut cells = Cells::new(0.0, 0.0, 0.0, 0.0);
+                for i in 0..k {
+                    if self.predicted[i] {
+                        cells.tp += pm[i];
+                        cells.fp += nm[i];
+                    } else {
+                        cells.fn_ += pm[i];
+                        cells.tn += nm[i];
+                    }
+                }
+                for (m, metric) in self.metrics.iter().enumerate() {
+                    rows_out[m][d] = metric.eval(&cells, settings.zero_division);
+                }
+                if settings.want_auc {
+                    let noise = settings.target == Target::Realized && settings.within_bin;
+                    rows_out[self.metrics.len()][d] = binned_auc(&pm, &nm, &c, noise, &mut sn);
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+/// AUC of bins in score order with positive masses `pm`, negative masses `nm` and within-bin
+/// concordances `c`. With `noise` (realized counts), each bin's within-bin concordant count
+/// also gets its Mann–Whitney sampling noise. ½ when a class has no mass.
+fn binned_auc(pm: &[f64], nm: &[f64], c: &[f64], noise: bool, s: &mut Sampler) -> f64 {
+    let (mut below, mut wins) = (0.0, 0.0);
+    for i in 0..pm.len() {
+        let (x, y) = (pm[i], nm[i]);
+        let mut within = c[i] * x * y;
+        if noise && x > 0.0 && y > 0.0 {
+            let sd = (x * y * (x + y + 1.0) / 12.0).sqrt();
+            within = (within + sd * s.normal()).clamp(0.0, x * y);
+        }
+        wins += x * below + within;
+        below += y;
+    }
+    let (p, n): (f64, f64) = (pm.iter().sum(), nm.iter().sum());
+    if p > 0.0 && n > 0.0 {
+        (wins / (p * n)).clamp(0.0, 1.0)
+    } else {
+        0.5
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::stream;
+
+    fn calibrated(n: usize, seed: u64) -> (Vec<f64>, Vec<bool>) {
+        let mut s = Sampler::new(stream(seed, 0));
+        let b = Beta::new(1.3, 2.0).unwrap();
+        let scores: Vec<f64> = (0..n).map(|_| s.beta(&b)).collect();
+        let labels = scores.iter().map(|&p| s.uniform() < p).collect();
+        (scores, labels)
+    }
+
+    #[test]
+    fn fit_makes_equal_frequency_bins_split_at_the_threshold() {
+        let (scores, labels) = calibrated(10_000, 1);
+        let cal = fit(&scores, &labels, 10, 0.5).unwrap();
+        assert!(cal.edges.contains(&0.5));
+        assert!(cal.edges.len() == 10 || cal.edges.len() == 9);
+        for i in 0..cal.n_bins() {
+            let (low, high) = cal.bounds(i);
+            assert!(high <= 0.5 || low >= 0.5, "bin {i} mixes predictions");
+            let n = cal.pos[i] + cal.neg[i];
+            // About a tenth each, except the two halves of the bin cut by the threshold.
+            assert!(n <= 1001.0, "bin {i} holds {n}");
+        }
+        assert_eq!(cal.pos.iter().chain(&cal.neg).sum::<f64>(), 10_000.0);
+        // Selection agrees with sorting.
+        let mut sorted = scores.clone();
+        sorted.sort_by(f64::total_cmp);
+        let q1 = sorted[999];
+        assert!(cal.edges.contains(&q1));
+        // Calibrated scores still rank within a bin: concordance above one half.
+        let mean_c: f64 = cal.concordance.iter().sum::<f64>() / cal.n_bins() as f64;
+        assert!(mean_c > 0.5 && mean_c < 0.6, "{mean_c}");
+        assert!(fit(&[1.5], &[true], 10, 0.5).is_err());
+        assert!(fit(&[0.5], &[true, false], 10, 0.5).is_err());
+    }
+
+    #[test]
+    fn population_estimate_is_centred_on_the_truth_and_reproducible() {
+        let (ref_scores, ref_labels) = calibrated(50_000, 2);
+        let cal = fit(&ref_scores, &ref_labels, 10, 0.5).unwrap();
+        let (scores, labels) = calibrated(50_000, 3);
+        let chunks = chunk_stats(&cal, &scores, &[0, 25_000], false).unwrap();
+        assert_eq!(chunks[0].counts.iter().sum::<f64>(), 25_000.0);
+        let settings = Settings {
+            target: Target::Population,
+            mode: Mode::Reference,
+            within_bin: true,
+            want_auc: true,
+            zero_division: 0.0,
+        };
+        let metrics = [Metric::Accuracy];
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| estimate(&cal, &chunks, &metrics, settings, 4000, 9).unwrap())
+        };
+        let out = run(1);
+        assert_eq!(out, run(2));
+        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+        // Realized accuracy of chunk 0 at threshold 0.5: close to the estimate.
+        let correct = scores[..25_000]
+            .iter()
+            .zip(&labels)
+            .filter(|(s, y)| (**s > 0.5) == **y)
+            .count() as f64
+            / 25_000.0;
+        assert!((mean(&out[..4000]) - correct).abs() < 0.015);
+        let auc = mean(&out[4000..8000]);
+        assert!(auc > 0.7 && auc < 0.85, "{auc}");
+        for v in &out {
+            assert!((0.0..=1.0).contains(v));
+        }
+    }
+
+    #[test]
+    fn calibrated_concordance_by_hand() {
+        // Two rows: 0.2 and 0.8. Positive weights .2, .8; negative .8, .2.
+        // Wins: the 0.8 row as a positive over the 0.2 row as a negative: .8 * .8 = .64;
+        // self pairs at ties: .2 * .8 / 2 + .8 * .2 / 2 = .16. Total pairs (1.0)(1.0).
+        let c = calibrated_concordance(&mut [0.8, 0.2]);
+        assert!((c - 0.8).abs() < 1e-12, "{c}");
+        assert_eq!(calibrated_concordance(&mut []), 0.5);
+    }
+}
