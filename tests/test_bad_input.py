@@ -27,6 +27,14 @@ def _ev(**kwargs: Any) -> Callable[[], Any]:
     return lambda: pe.evaluate(Y, P, **kwargs)
 
 
+_RNG = np.random.default_rng(0)
+REF_S = _RNG.random(400)
+REF_Y = (_RNG.random(400) < REF_S).astype(int)
+LF = pe.LabelFreeEstimator(metrics=["accuracy", "roc_auc"]).fit(REF_Y, REF_S)
+LF_RESULT = LF.estimate(REF_S, n_chunks=2, n_samples=50, rng=0)
+STAMPS = np.datetime64("2024-01-01") + np.arange(400).astype("timedelta64[h]")
+
+
 CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     # evaluate: arrays
     ("evaluate-length-mismatch", lambda: pe.evaluate(Y, P[:3]), ValueError, "same length"),
@@ -721,6 +729,166 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         lambda: pe.evaluate([0, 1, 2], y_score=np.eye(3), sample_weight=[1, 1]),
         ValueError,
         "sample_weight",
+    ),
+    # label-free estimation
+    ("lf-n-bins-zero", lambda: pe.LabelFreeEstimator(n_bins=0), ValueError, "n_bins"),
+    ("lf-n-bins-float", lambda: pe.LabelFreeEstimator(n_bins=2.5), TypeError, "n_bins"),
+    ("lf-n-bins-bool", lambda: pe.LabelFreeEstimator(n_bins=True), TypeError, "n_bins"),
+    ("lf-threshold", lambda: pe.LabelFreeEstimator(threshold=1.5), ValueError, "threshold"),
+    ("lf-threshold-type", lambda: pe.LabelFreeEstimator(threshold="0.5"), TypeError, "threshold"),
+    (
+        "lf-metric-ap",
+        lambda: pe.LabelFreeEstimator(metrics=["average_precision"]),
+        ValueError,
+        "without labels",
+    ),
+    (
+        "lf-metric-unknown",
+        lambda: pe.LabelFreeEstimator(metrics=["gini"]),
+        ValueError,
+        "unknown metric",
+    ),
+    (
+        "lf-metric-multiclass",
+        lambda: pe.LabelFreeEstimator(metrics=["f1_macro"]),
+        ValueError,
+        "unknown metric",
+    ),
+    ("lf-metric-empty", lambda: pe.LabelFreeEstimator(metrics=[]), ValueError, "metrics"),
+    (
+        "lf-calibration",
+        lambda: pe.LabelFreeEstimator(calibration="isotonic"),
+        ValueError,
+        "calibration",
+    ),
+    (
+        "lf-within-bin",
+        lambda: pe.LabelFreeEstimator(auc_within_bin="half"),
+        ValueError,
+        "auc_within_bin",
+    ),
+    ("lf-not-fitted", lambda: pe.LabelFreeEstimator().estimate(REF_S), ValueError, "not fitted"),
+    ("lf-not-fitted-save", lambda: pe.LabelFreeEstimator().to_dict(), ValueError, "not fitted"),
+    (
+        "lf-fit-length",
+        lambda: pe.LabelFreeEstimator().fit(REF_Y[:5], REF_S),
+        ValueError,
+        "same length",
+    ),
+    (
+        "lf-fit-probabilities",
+        lambda: pe.LabelFreeEstimator().fit([0, 1], [0.2, 1.2]),
+        ValueError,
+        "probabilities",
+    ),
+    (
+        "lf-fit-nan",
+        lambda: pe.LabelFreeEstimator().fit([0, 1], [0.2, np.nan]),
+        ValueError,
+        "y_score",
+    ),
+    (
+        "lf-fit-multiclass",
+        lambda: pe.LabelFreeEstimator().fit([0, 1, 2], [0.2, 0.5, 0.9]),
+        ValueError,
+        "binary",
+    ),
+    (
+        "lf-fit-strings",
+        lambda: pe.LabelFreeEstimator().fit(["a", "b"], [0.2, 0.5]),
+        ValueError,
+        "pos_label",
+    ),
+    ("lf-fit-empty", lambda: pe.LabelFreeEstimator().fit([], []), ValueError, "must not be empty"),
+    ("lf-scores-range", lambda: LF.estimate([0.5, -0.1]), ValueError, "probabilities"),
+    ("lf-scores-nan", lambda: LF.estimate([0.5, np.nan]), ValueError, "index 1"),
+    ("lf-target", lambda: LF.estimate(REF_S, target="future"), ValueError, "target"),
+    ("lf-y-true-length", lambda: LF.estimate(REF_S, y_true=REF_Y[:3]), ValueError, "same length"),
+    (
+        "lf-y-true-class",
+        lambda: LF.estimate(REF_S[:3], y_true=[0, 1, 7]),
+        ValueError,
+        "did not have",
+    ),
+    ("lf-n-samples", lambda: LF.estimate(REF_S, n_samples=0), ValueError, "n_samples"),
+    ("lf-ci", lambda: LF.estimate(REF_S, ci=1.0), ValueError, "ci"),
+    ("lf-rng", lambda: LF.estimate(REF_S, rng="x"), TypeError, "rng"),
+    ("lf-chunk-size", lambda: LF.estimate(REF_S, chunk_size=0), ValueError, "chunk_size"),
+    ("lf-chunk-size-float", lambda: LF.estimate(REF_S, chunk_size=1.5), TypeError, "chunk_size"),
+    ("lf-n-chunks-too-many", lambda: LF.estimate(REF_S[:3], n_chunks=5), ValueError, "n_chunks"),
+    (
+        "lf-two-chunkings",
+        lambda: LF.estimate(REF_S, chunk_size=10, n_chunks=2),
+        ValueError,
+        "at most one",
+    ),
+    ("lf-period-no-stamps", lambda: LF.estimate(REF_S, period="D"), ValueError, "timestamps"),
+    ("lf-stamps-no-period", lambda: LF.estimate(REF_S, timestamps=STAMPS), ValueError, "period"),
+    (
+        "lf-period-unknown",
+        lambda: LF.estimate(REF_S, period="fortnight", timestamps=STAMPS),
+        ValueError,
+        "period",
+    ),
+    (
+        "lf-stamps-length",
+        lambda: LF.estimate(REF_S, period="D", timestamps=STAMPS[:5]),
+        ValueError,
+        "timestamps",
+    ),
+    (
+        "lf-stamps-garbage",
+        lambda: LF.estimate(REF_S, period="D", timestamps=["x"] * 400),
+        TypeError,
+        "timestamps",
+    ),
+    (
+        "lf-stamps-nat",
+        lambda: LF.estimate(
+            REF_S[:2], period="D", timestamps=np.array(["2024-01-01", "NaT"], dtype="datetime64[D]")
+        ),
+        ValueError,
+        "NaT",
+    ),
+    ("lf-result-metric", lambda: LF_RESULT.posterior("f1"), KeyError, "not estimated"),
+    (
+        "lf-result-chunk",
+        lambda: LF_RESULT.posterior("accuracy", chunk=9),
+        IndexError,
+        "out of range",
+    ),
+    (
+        "lf-result-chunk-key",
+        lambda: LF_RESULT.posterior("accuracy", chunk="2024"),
+        KeyError,
+        "no chunk",
+    ),
+    (
+        "lf-result-chunk-bool",
+        lambda: LF_RESULT.posterior("accuracy", chunk=True),
+        TypeError,
+        "chunk",
+    ),
+    ("lf-from-dict-type", lambda: pe.LabelFreeEstimator.from_dict("x"), TypeError, "dict"),
+    (
+        "lf-from-dict-keys",
+        lambda: pe.LabelFreeEstimator.from_dict({"format": "probeval.LabelFreeEstimator/1"}),
+        ValueError,
+        "lacks the key",
+    ),
+    (
+        "lf-from-dict-edges",
+        lambda: pe.LabelFreeEstimator.from_dict(
+            {**LF.to_dict(), "edges": LF.to_dict()["edges"][::-1]}
+        ),
+        ValueError,
+        "edges",
+    ),
+    (
+        "lf-from-dict-counts",
+        lambda: pe.LabelFreeEstimator.from_dict({**LF.to_dict(), "positives": [1.0]}),
+        ValueError,
+        "per bin",
     ),
     ("cm-posterior-auc-macro", lambda: M3.posterior("roc_auc_macro"), ValueError, "needs scores"),
     (

@@ -25,8 +25,15 @@ k = rng.integers(0, 3, 3000)
 p = rng.dirichlet([1, 1, 1], 3000)
 mc = pe.evaluate(k, y_score=p, metrics=["roc_auc_macro", "average_precision[1]"],
                  n_samples=5_000, rng=5)
+lf = pe.LabelFreeEstimator(metrics=["f1", "roc_auc"]).fit(y, np.clip(s / 1.3, 0, 1))
+lf_pop = lf.estimate(np.clip(s / 1.3, 0, 1), n_chunks=3, n_samples=3_000, rng=6)
+lf_real = lf.estimate(np.clip(s / 1.3, 0, 1), target="realized", chunk_size=2_000,
+                      n_samples=2_100, rng=7)
+labelfree = [r.posterior(m, c.index) for r in (lf_pop, lf_real) for c in r.chunks
+             for m in r.metrics]
 h = hashlib.sha256()
-posteriors = list(ev.values()) + list(joint.values()) + list(auc.values()) + list(mc.values())
+posteriors = (list(ev.values()) + list(joint.values()) + list(auc.values())
+              + list(mc.values()) + labelfree)
 for post in posteriors:
     h.update(np.ascontiguousarray(post.samples).tobytes())
     h.update(np.array(post.hdi(0.95)).tobytes())

@@ -379,3 +379,63 @@ def test_multiclass_score_posteriors_are_finite_and_in_range(
     ev = call()
     for post in ev.values():
         _check_posterior(post)
+
+
+@given(
+    reference=st.lists(st.tuples(st.floats(0.0, 1.0), st.booleans()), min_size=1, max_size=60),
+    scores=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=60),
+    n_bins=st.integers(1, 12),
+    threshold=st.floats(0.0, 1.0),
+    target=st.sampled_from(["population", "realized"]),
+    calibration=st.sampled_from(["reference", "perfect"]),
+    chunk_size=st.one_of(st.none(), st.integers(1, 20)),
+)
+def test_label_free_estimates_are_finite_and_in_range(
+    reference: list[tuple[float, bool]],
+    scores: list[float],
+    n_bins: int,
+    threshold: float,
+    target: str,
+    calibration: str,
+    chunk_size: int | None,
+) -> None:
+    estimator = pe.LabelFreeEstimator(
+        n_bins=n_bins,
+        threshold=threshold,
+        metrics=["accuracy", "f1", "mcc", "roc_auc", "fpr"],
+        calibration=calibration,
+    )
+    estimator.fit([r[1] for r in reference], [r[0] for r in reference])
+    result = estimator.estimate(scores, target=target, chunk_size=chunk_size, n_samples=100, rng=1)
+    assert sum(c.n_rows for c in result.chunks) == len(scores)
+    for chunk in result.chunks:
+        assert result.bin_counts(chunk.index).sum() == chunk.n_rows
+        for name in result.metrics:
+            _check_posterior(result.posterior(name, chunk.index))
+    # Round trip through JSON keeps the estimator.
+    again = pe.LabelFreeEstimator.from_dict(estimator.to_dict())
+    np.testing.assert_array_equal(again.bin_edges, estimator.bin_edges)
+
+
+@given(value=hostile)
+def test_hostile_values_for_label_free_estimation(value: Any) -> None:
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit([0, 1, 1, 0], [0.1, 0.9, 0.6, 0.3])
+    calls = [
+        lambda: pe.LabelFreeEstimator(n_bins=value),
+        lambda: pe.LabelFreeEstimator(threshold=value),
+        lambda: pe.LabelFreeEstimator(metrics=value),
+        lambda: pe.LabelFreeEstimator(calibration=value),
+        lambda: pe.LabelFreeEstimator().fit(value, [0.5]),
+        lambda: pe.LabelFreeEstimator().fit([1], value),
+        lambda: estimator.estimate(value),
+        lambda: estimator.estimate([0.5], target=value),
+        lambda: estimator.estimate([0.5], chunk_size=value),
+        lambda: estimator.estimate([0.5], n_chunks=value),
+        lambda: estimator.estimate([0.5], period="D", timestamps=value),
+        lambda: estimator.estimate([0.5], period=value, timestamps=[np.datetime64("2024-01-01")]),
+        lambda: estimator.estimate([0.5], y_true=value),
+        lambda: pe.LabelFreeEstimator.from_dict(value),
+    ]
+    for call in calls:
+        with contextlib.suppress(*DOCUMENTED):
+            call()

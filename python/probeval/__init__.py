@@ -19,6 +19,7 @@ from .evaluation import Evaluation, evaluate
 from .inference import Comparison, Decision, compare, compare_paired, decide, vs_random
 from .intervals import eti, hdi
 from .kde import KDE, kde
+from .labelfree import LabelFreeEstimate, LabelFreeEstimator
 from .metrics import MetricInfo, available_metrics, metric_info
 from .posterior import Posterior
 from .priors import Prior
@@ -28,6 +29,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KDE",
+    "LabelFreeEstimate",
+    "LabelFreeEstimator",
     "Comparison",
     "ConfusionMatrix",
     "Decision",

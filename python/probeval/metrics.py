@@ -39,6 +39,8 @@ class MetricInfo:
     beta_cells: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     #: Needs scores (ROC AUC, average precision) rather than a confusion matrix.
     needs_scores: bool = False
+    #: "higher" or "lower" is better, or "neither" (prevalence, selection rate).
+    better: str = "higher"
 
     @property
     def has_beta(self) -> bool:
@@ -64,10 +66,18 @@ _BINARY = [
     ),
     MetricInfo("specificity", "TN / (TN + FP), true negative rate", beta_cells=(("tn",), ("fp",))),
     MetricInfo("npv", "TN / (TN + FN), negative predictive value", beta_cells=(("tn",), ("fn",))),
-    MetricInfo("fpr", "FP / (FP + TN), false positive rate", beta_cells=(("fp",), ("tn",))),
-    MetricInfo("fnr", "FN / (FN + TP), false negative rate", beta_cells=(("fn",), ("tp",))),
-    MetricInfo("fdr", "FP / (FP + TP), false discovery rate", beta_cells=(("fp",), ("tp",))),
-    MetricInfo("false_omission_rate", "FN / (FN + TN)", beta_cells=(("fn",), ("tn",))),
+    MetricInfo(
+        "fpr", "FP / (FP + TN), false positive rate", beta_cells=(("fp",), ("tn",)), better="lower"
+    ),
+    MetricInfo(
+        "fnr", "FN / (FN + TP), false negative rate", beta_cells=(("fn",), ("tp",)), better="lower"
+    ),
+    MetricInfo(
+        "fdr", "FP / (FP + TP), false discovery rate", beta_cells=(("fp",), ("tp",)), better="lower"
+    ),
+    MetricInfo(
+        "false_omission_rate", "FN / (FN + TN)", beta_cells=(("fn",), ("tn",)), better="lower"
+    ),
     MetricInfo("f1", "harmonic mean of precision and recall"),
     MetricInfo("fbeta", "F-beta score (beta= weights recall beta times as much as precision)"),
     MetricInfo("mcc", "Matthews correlation coefficient", lower=-1.0),
@@ -77,13 +87,19 @@ _BINARY = [
     MetricInfo("kappa", "Cohen's kappa", lower=-1.0),
     MetricInfo("jaccard", "TP / (TP + FP + FN), intersection over union"),
     MetricInfo(
-        "prevalence", "fraction of actual positives", beta_cells=(("tp", "fn"), ("fp", "tn"))
+        "prevalence",
+        "fraction of actual positives",
+        beta_cells=(("tp", "fn"), ("fp", "tn")),
+        better="neither",
     ),
     MetricInfo(
-        "selection_rate", "fraction of predicted positives", beta_cells=(("tp", "fp"), ("tn", "fn"))
+        "selection_rate",
+        "fraction of predicted positives",
+        beta_cells=(("tp", "fp"), ("tn", "fn")),
+        better="neither",
     ),
     MetricInfo("positive_likelihood_ratio", "recall / FPR", upper=_INF),
-    MetricInfo("negative_likelihood_ratio", "FNR / specificity", upper=_INF),
+    MetricInfo("negative_likelihood_ratio", "FNR / specificity", upper=_INF, better="lower"),
     MetricInfo("diagnostic_odds_ratio", "(TP TN) / (FP FN)", upper=_INF),
     MetricInfo("gmean", "geometric mean of recall and specificity"),
 ]
