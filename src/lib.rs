@@ -14,6 +14,7 @@
 //! number of rayon threads.
 
 pub mod auc;
+pub mod audit;
 pub mod binning;
 pub mod labelfree;
 pub mod metrics;

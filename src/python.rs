@@ -7,7 +7,7 @@
 //! messages happens earlier, in `probeval/_validation.py`; the checks below are the last line.
 
 use crate::metrics::{self, Cells, Metric, MulticlassMetric};
-use crate::{auc, binning, labelfree, posterior, rng, special, summary};
+use crate::{auc, audit, binning, labelfree, posterior, rng, special, summary};
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
     PyUntypedArrayMethods,
@@ -519,6 +519,66 @@ fn linear_binning<'py>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Audited labels
+// ---------------------------------------------------------------------------------------------
+
+/// One metric for the audited kernel: its name, and for proportion metrics their
+/// (success mask, failure mask, a0, b0) over (TP, FP, TN, FN).
+type AuditedSpec = (String, Option<([bool; 4], [bool; 4], f64, f64)>);
+
+/// (audited, reviewed, mislabelled, prior (a, b)) per cell (TP, FP, TN, FN).
+type AuditArgs = ([bool; 4], [f64; 4], [f64; 4], [(f64, f64); 4]);
+
+/// Metric draws under audited mislabelling; shape (metrics, n). `audit` is
+/// (audited, reviewed, mislabelled, prior (a, b)) per cell (TP, FP, TN, FN).
+#[pyfunction]
+#[pyo3(signature = (counts, audit, metrics, alpha0, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+#[allow(clippy::too_many_arguments)]
+fn audited_metric_draws<'py>(
+    py: Python<'py>,
+    counts: [f64; 4],
+    audit: AuditArgs,
+    metrics: Vec<AuditedSpec>,
+    alpha0: [f64; 4],
+    n_samples: usize,
+    seed: u64,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let parsed = metrics
+        .iter()
+        .map(|(name, proportion)| match proportion {
+            Some((success, failure, a0, b0)) => Ok(audit::AuditedMetric::Proportion {
+                success: *success,
+                failure: *failure,
+                a0: *a0,
+                b0: *b0,
+            }),
+            None => Metric::from_name(name, beta).map(audit::AuditedMetric::Sampled),
+        })
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let audit = audit::Audit {
+        audited: audit.0,
+        reviewed: audit.1,
+        mislabelled: audit.2,
+        prior: audit.3,
+    };
+    let out = run(py, || {
+        audit::audited_metric_draws(
+            counts,
+            &audit,
+            &parsed,
+            alpha0,
+            n_samples,
+            seed,
+            zero_division,
+        )
+    })?;
+    PyArray1::from_vec(py, out).reshape([parsed.len(), n_samples])
+}
+
+// ---------------------------------------------------------------------------------------------
 // Label-free estimation
 // ---------------------------------------------------------------------------------------------
 
@@ -695,6 +755,8 @@ mod _core {
         unique_scores,
     };
     #[pymodule_export]
+    use super::{audited_metric_draws, labelfree_chunk_stats, labelfree_estimate, labelfree_fit};
+    #[pymodule_export]
     use super::{
         beta_cdf, beta_draws, beta_eti, beta_hdi, beta_isf, beta_mode, beta_pdf, beta_ppf, beta_sf,
         binary_metric_draws, binary_metric_names, binary_metric_values, derive_seed,
@@ -702,8 +764,6 @@ mod _core {
         paired_metric_draws, sample_eti, sample_hdi, sample_moments, sample_quantiles,
         sample_summary,
     };
-    #[pymodule_export]
-    use super::{labelfree_chunk_stats, labelfree_estimate, labelfree_fit};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

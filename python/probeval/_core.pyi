@@ -138,3 +138,24 @@ def labelfree_estimate(
     beta: float = 1.0,
     zero_division: float = 0.0,
 ) -> npt.NDArray[np.float64]: ...
+def audited_metric_draws(
+    counts: tuple[float, float, float, float],
+    audit: tuple[
+        tuple[bool, bool, bool, bool],
+        tuple[float, float, float, float],
+        tuple[float, float, float, float],
+        tuple[tuple[float, float], tuple[float, float], tuple[float, float], tuple[float, float]],
+    ],
+    metrics: list[
+        tuple[
+            str,
+            tuple[tuple[bool, bool, bool, bool], tuple[bool, bool, bool, bool], float, float]
+            | None,
+        ]
+    ],
+    alpha0: tuple[float, float, float, float],
+    n_samples: int,
+    seed: int,
+    beta: float = 1.0,
+    zero_division: float = 0.0,
+) -> npt.NDArray[np.float64]: ...
