@@ -439,3 +439,61 @@ def test_hostile_values_for_label_free_estimation(value: Any) -> None:
     for call in calls:
         with contextlib.suppress(*DOCUMENTED):
             call()
+
+
+@given(
+    tp=counts,
+    fp=counts,
+    tn=counts,
+    fn=counts,
+    reviewed=st.lists(st.integers(0, 10**9), min_size=4, max_size=4),
+    fractions=st.lists(st.floats(0.0, 1.0), min_size=4, max_size=4),
+    prior=st.tuples(st.floats(1e-3, 100.0), st.floats(1e-3, 100.0)),
+    metrics=metric_lists,
+    joint=st.booleans(),
+)
+def test_audited_posteriors_are_finite_and_in_range(
+    tp: int,
+    fp: int,
+    tn: int,
+    fn: int,
+    reviewed: list[int],
+    fractions: list[float],
+    prior: tuple[float, float],
+    metrics: list[str],
+    joint: bool,
+) -> None:
+    wrong = [int(r * f) for r, f in zip(reviewed, fractions, strict=True)]
+    audit = pe.LabelAudit(
+        reviewed[0],
+        wrong[0],
+        reviewed[1],
+        wrong[1],
+        reviewed[2],
+        wrong[2],
+        reviewed[3],
+        wrong[3],
+        prior_tp=prior,
+        prior_fp=prior[::-1],
+    )
+    cm = pe.ConfusionMatrix.from_counts(tp=tp, fp=fp, tn=tn, fn=fn)
+    ev = pe.evaluate(cm, metrics=metrics, audit=audit, joint=joint, n_samples=100, rng=2)
+    for post in ev.values():
+        _check_posterior(post)
+
+
+@given(value=hostile)
+def test_hostile_values_for_label_audits(value: Any) -> None:
+    cm = pe.ConfusionMatrix.from_counts(tp=3, fp=1, tn=4, fn=2)
+    calls = [
+        lambda: pe.LabelAudit(value, 0, 10, 1),
+        lambda: pe.LabelAudit(10, value, 10, 1),
+        lambda: pe.LabelAudit(10, 0, 10, 1, reviewed_tn=value),
+        lambda: pe.LabelAudit(10, 0, 10, 1, prior_tp=value),
+        lambda: pe.LabelAudit(10, 0, 10, 1).rate_posterior(value),
+        lambda: cm.posterior("f1", audit=value),
+        lambda: pe.evaluate(cm, audit=value),
+    ]
+    for call in calls:
+        with contextlib.suppress(*DOCUMENTED):
+            call()

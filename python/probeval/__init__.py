@@ -13,6 +13,7 @@ sure it is. The hot loops live in a Rust core (``probeval._core``); this package
 
 from __future__ import annotations
 
+from .audit import LabelAudit
 from .confusion import ConfusionMatrix
 from .datasets import load_demo
 from .evaluation import Evaluation, evaluate
@@ -29,6 +30,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "KDE",
+    "LabelAudit",
     "LabelFreeEstimate",
     "LabelFreeEstimator",
     "Comparison",

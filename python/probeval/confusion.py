@@ -23,6 +23,7 @@ from ._validation import (
     check_zero_division,
     describe,
 )
+from .audit import LabelAudit, check_audit
 from .metrics import MetricSpec, resolve_metric
 from .posterior import ConfusionOrigin, Posterior
 from .priors import BINARY_CELL_INDEX, Prior, resolve_prior
@@ -412,13 +413,16 @@ class ConfusionMatrix:
         beta: float = 1.0,
         zero_division: Any = 0.0,
         joint: bool = False,
+        audit: Any = None,
     ) -> Posterior:
         """Posterior distribution of one metric.
 
         Proportion metrics (accuracy, precision, recall, ... and, for multiclass data, per-class
         precision/recall/specificity/NPV) get their exact Beta posterior and draw samples only
         when asked; the others are computed from ``n_samples`` Dirichlet draws of the cell
-        probabilities. See :func:`probeval.evaluate` for the parameters.
+        probabilities. With ``audit=LabelAudit(...)`` the counts are corrected for audited
+        mislabelling in every draw (see :mod:`probeval.audit`). See :func:`probeval.evaluate`
+        for the other parameters.
         """
         spec = self._spec(metric)
         posteriors = self._posteriors(
@@ -429,6 +433,7 @@ class ConfusionMatrix:
             beta=check_beta(beta),
             zero_division=check_zero_division(zero_division),
             joint=bool(joint),
+            audit=check_audit(audit),
         )
         return posteriors[spec.name]
 
@@ -442,8 +447,13 @@ class ConfusionMatrix:
         beta: float,
         zero_division: float,
         joint: bool,
+        audit: LabelAudit | None = None,
     ) -> dict[str, Posterior]:
         """Posteriors of resolved metrics (validated arguments)."""
+        if audit is not None:
+            return self._audited_posteriors(
+                specs, prior, n_samples, seed, beta, zero_division, joint, audit
+            )
         counts = self._counts
         k = self.n_classes
         next_prior = prior.updated(counts)
@@ -514,6 +524,77 @@ class ConfusionMatrix:
                     origin=origin,
                 )
         return result
+
+    def _audited_posteriors(
+        self,
+        specs: list[MetricSpec],
+        prior: Prior,
+        n_samples: int,
+        seed: int,
+        beta: float,
+        zero_division: float,
+        joint: bool,
+        audit: LabelAudit,
+    ) -> dict[str, Posterior]:
+        """Posteriors under audited mislabelling: one fused kernel call for all metrics."""
+        if not self.is_binary:
+            raise ValueError(
+                f"label audits correct the TP/FP/TN/FN cells of binary data; this matrix has "
+                f"{self.n_classes} classes"
+            )
+        self._require_binary("an audited posterior")
+        order = ("tp", "fp", "tn", "fn")
+        zeros = np.zeros((2, 2))
+        core_specs: list[tuple[str, Any]] = []
+        for spec in specs:
+            if spec.kernel != "binary":
+                raise ValueError(
+                    f"{spec.name}: use the binary metric names (precision, f1, ...) with an audit"
+                )
+            masks = None if joint else spec.beta_masks(2)
+            if masks is None:
+                core_specs.append((spec.name, None))
+                continue
+            success, failure = masks
+            a0, b0 = prior.beta(zeros, success, failure, joint=False)
+            core_specs.append(
+                (
+                    spec.name,
+                    (
+                        tuple(bool(success[BINARY_CELL_INDEX[c]]) for c in order),
+                        tuple(bool(failure[BINARY_CELL_INDEX[c]]) for c in order),
+                        a0,
+                        b0,
+                    ),
+                )
+            )
+        alpha0 = prior.dirichlet(zeros)
+
+        def cells(matrix: np.ndarray) -> tuple[float, float, float, float]:
+            tp, fp, tn, fn = (float(matrix[BINARY_CELL_INDEX[c]]) for c in order)
+            return (tp, fp, tn, fn)
+
+        rows = _core.audited_metric_draws(
+            cells(self._counts),
+            audit.core_args(),
+            core_specs,
+            cells(alpha0),
+            n_samples,
+            derive(seed, 0),
+            beta,
+            zero_division,
+        )
+        observed = self._observed(specs, beta, zero_division)
+        return {
+            spec.name: Posterior(
+                spec.name,
+                samples=np.ascontiguousarray(row),
+                observed=value,
+                bounds=spec.bounds,
+                origin=ConfusionOrigin(self, spec, prior, beta, zero_division, joint, audit),
+            )
+            for spec, row, value in zip(specs, rows, observed, strict=True)
+        }
 
     def random_baseline(self) -> ConfusionMatrix:
         """The matrix of a random classifier on the same data.

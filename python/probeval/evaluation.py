@@ -20,6 +20,7 @@ from ._validation import (
     check_threshold,
     check_zero_division,
 )
+from .audit import check_audit
 from .confusion import ConfusionMatrix, _encode, _observed_classes, _resolve_labels
 from .metrics import (
     DEFAULT_BINARY,
@@ -159,13 +160,13 @@ class Evaluation(Mapping[str, Posterior]):
 
 
 def _resolve_metrics(
-    metrics: Any, confusion: ConfusionMatrix, *, with_scores: bool
+    metrics: Any, confusion: ConfusionMatrix, *, with_scores: bool, defaults_with_scores: bool
 ) -> tuple[list[MetricSpec], list[MetricSpec]]:
     """(all specs in the requested order, those of them that need scores)."""
     binary = confusion.is_binary and not confusion._ambiguous_positive
     if metrics is None:
         names = list(DEFAULT_BINARY if binary else DEFAULT_MULTICLASS)
-        if with_scores:
+        if with_scores and defaults_with_scores:
             names += DEFAULT_BINARY_SCORES if confusion.is_binary else DEFAULT_MULTICLASS_SCORES
     else:
         names = as_name_list("metrics", metrics)
@@ -236,6 +237,7 @@ def evaluate(
     pos_label: Any = None,
     max_bins: int | None = DEFAULT_MAX_BINS,
     score_prior: float = 0.0,
+    audit: Any = None,
 ) -> Evaluation:
     """Posterior distributions of a classifier's performance metrics.
 
@@ -283,6 +285,10 @@ def evaluate(
         per-row Bayesian bootstrap). See :class:`ScoreSummary`.
     score_prior : float
         Pseudo-count per occupied score bin (binary scores; 0 is the Bayesian bootstrap).
+    audit : LabelAudit, optional
+        Counts of audited mislabelled TPs/FPs (and TNs/FNs): every draw corrects the counts
+        for them (see :class:`probeval.LabelAudit`). Binary confusion-matrix metrics only;
+        the score metrics are then left out of the defaults.
 
     Returns
     -------
@@ -352,8 +358,16 @@ def evaluate(
     else:
         raise TypeError("evaluate needs y_pred or y_score (or a ConfusionMatrix as y_true)")
 
+    checked_audit = check_audit(audit)
     with_scores = y_score is not None
-    specs, score_specs = _resolve_metrics(metrics, confusion, with_scores=with_scores)
+    specs, score_specs = _resolve_metrics(
+        metrics, confusion, with_scores=with_scores, defaults_with_scores=checked_audit is None
+    )
+    if checked_audit is not None and score_specs:
+        raise ValueError(
+            "a label audit corrects the confusion matrix; ROC AUC and average precision cannot "
+            "be corrected with it: leave them out of metrics=..."
+        )
     resolved_prior = resolve_prior(prior, confusion.n_classes)
     n = check_n_samples(n_samples)
     seed = seed_from(rng)
@@ -367,6 +381,7 @@ def evaluate(
         beta=check_beta(beta),
         zero_division=check_zero_division(zero_division),
         joint=bool(joint),
+        audit=checked_audit,
     )
     summary = None
     if score_specs and matrix is not None:

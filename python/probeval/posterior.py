@@ -21,6 +21,7 @@ from .intervals import beta_region, density_region
 from .kde import KDE, kde
 
 if TYPE_CHECKING:
+    from .audit import LabelAudit
     from .confusion import ConfusionMatrix
     from .metrics import MetricSpec
     from .priors import Prior
@@ -48,10 +49,11 @@ class ConfusionOrigin:
     beta: float
     zero_division: float
     joint: bool
+    audit: LabelAudit | None = None
 
     @property
     def has_random_baseline(self) -> bool:
-        return True
+        return self.audit is None
 
     def posterior(self, n_samples: int, seed: int, *, random: bool = False) -> Posterior:
         confusion, prior = self.confusion, self.prior
@@ -69,6 +71,7 @@ class ConfusionOrigin:
             beta=self.beta,
             zero_division=self.zero_division,
             joint=self.joint,
+            audit=self.audit,
         )
         return result[self.spec.name]
 
@@ -415,8 +418,8 @@ class Posterior:
         """The prior for the next batch of data (sequential updating)."""
         if self._next_prior is None:
             raise ValueError(
-                "this posterior was not computed from a confusion matrix, "
-                "so it cannot serve as a prior"
+                "this posterior cannot serve as a prior: only posteriors computed from a "
+                "confusion matrix (without a label audit) can"
             )
         return self._next_prior
 
