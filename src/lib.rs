@@ -16,6 +16,7 @@
 pub mod auc;
 pub mod audit;
 pub mod binning;
+pub mod ensemble;
 pub mod labelfree;
 pub mod metrics;
 pub mod posterior;

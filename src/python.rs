@@ -7,7 +7,7 @@
 //! messages happens earlier, in `probeval/_validation.py`; the checks below are the last line.
 
 use crate::metrics::{self, Cells, Metric, MulticlassMetric};
-use crate::{auc, audit, binning, labelfree, posterior, rng, special, summary};
+use crate::{auc, audit, binning, ensemble, labelfree, posterior, rng, special, summary};
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
     PyUntypedArrayMethods,
@@ -519,6 +519,33 @@ fn linear_binning<'py>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Ensembles
+// ---------------------------------------------------------------------------------------------
+
+/// Per-sample ensemble statistics of an (m, n) probability matrix; shape (10, n), rows in the
+/// order of `ensemble_statistic_names()`.
+#[pyfunction]
+fn ensemble_stats<'py>(
+    py: Python<'py>,
+    proba: PyReadonlyArray2<'py, f64>,
+    threshold: f64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let [m, n] = [proba.shape()[0], proba.shape()[1]];
+    let values: Cow<'_, [f64]> = match proba.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(proba.as_array().iter().copied().collect()),
+    };
+    let out = run(py, || ensemble::ensemble_stats(&values, m, n, threshold))?;
+    PyArray1::from_vec(py, out).reshape([ensemble::STATISTICS.len(), n])
+}
+
+/// Names of the rows of `ensemble_stats`.
+#[pyfunction]
+fn ensemble_statistic_names() -> Vec<&'static str> {
+    ensemble::STATISTICS.to_vec()
+}
+
+// ---------------------------------------------------------------------------------------------
 // Audited labels
 // ---------------------------------------------------------------------------------------------
 
@@ -755,7 +782,10 @@ mod _core {
         unique_scores,
     };
     #[pymodule_export]
-    use super::{audited_metric_draws, labelfree_chunk_stats, labelfree_estimate, labelfree_fit};
+    use super::{
+        audited_metric_draws, ensemble_statistic_names, ensemble_stats, labelfree_chunk_stats,
+        labelfree_estimate, labelfree_fit,
+    };
     #[pymodule_export]
     use super::{
         beta_cdf, beta_draws, beta_eti, beta_hdi, beta_isf, beta_mode, beta_pdf, beta_ppf, beta_sf,
