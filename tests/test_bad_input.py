@@ -35,6 +35,9 @@ LF_RESULT = LF.estimate(REF_S, n_chunks=2, n_samples=50, rng=0)
 STAMPS = np.datetime64("2024-01-01") + np.arange(400).astype("timedelta64[h]")
 
 
+ENS = np.array([[0.1, 0.6, 0.5], [0.3, 0.8, 0.4]])
+
+
 CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     # evaluate: arrays
     ("evaluate-length-mismatch", lambda: pe.evaluate(Y, P[:3]), ValueError, "same length"),
@@ -729,6 +732,107 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         lambda: pe.evaluate([0, 1, 2], y_score=np.eye(3), sample_weight=[1, 1]),
         ValueError,
         "sample_weight",
+    ),
+    # ensembles
+    ("ens-1d", lambda: pe.ensemble_report([0.1, 0.9]), ValueError, "shape (n_models, n_samples)"),
+    ("ens-one-model", lambda: pe.ensemble_report([[0.1, 0.9]]), ValueError, "at least 2 models"),
+    (
+        "ens-3d",
+        lambda: pe.ensemble_report(np.zeros((2, 2, 2))),
+        ValueError,
+        "proba must have shape",
+    ),
+    ("ens-empty", lambda: pe.ensemble_report(np.zeros((2, 0))), ValueError, "1 sample"),
+    (
+        "ens-strings",
+        lambda: pe.ensemble_report([["a", "b"], ["c", "d"]]),
+        TypeError,
+        "proba must hold numbers",
+    ),
+    ("ens-none", lambda: pe.ensemble_report(None), TypeError, "proba"),
+    (
+        "ens-nan",
+        lambda: pe.ensemble_report([[0.1, np.nan], [0.2, 0.3]]),
+        ValueError,
+        "proba must hold probabilities",
+    ),
+    (
+        "ens-range",
+        lambda: pe.ensemble_report([[0.1, 1.2], [0.2, 0.3]]),
+        ValueError,
+        "model 0, sample 1",
+    ),
+    ("ens-threshold", lambda: pe.ensemble_report(ENS, threshold=2), ValueError, "threshold"),
+    (
+        "ens-labels-length",
+        lambda: pe.ensemble_report(ENS, [0, 1]),
+        ValueError,
+        "y_true has 2 values",
+    ),
+    ("ens-labels-multiclass", lambda: pe.ensemble_report(ENS, [0, 1, 2]), ValueError, "binary"),
+    (
+        "ens-labels-strings",
+        lambda: pe.ensemble_report(ENS, ["a", "b", "a"]),
+        ValueError,
+        "pos_label",
+    ),
+    (
+        "ens-groups-length",
+        lambda: pe.ensemble_report(ENS, groups=["a"]),
+        ValueError,
+        "groups has 1 values",
+    ),
+    (
+        "ens-groups-nan",
+        lambda: pe.ensemble_report(ENS, groups=[1.0, np.nan, 2.0]),
+        ValueError,
+        "groups",
+    ),
+    (
+        "ens-reference",
+        lambda: pe.ensemble_report(ENS, groups=["a", "b", "a"], reference_group="z"),
+        ValueError,
+        "reference_group",
+    ),
+    ("ens-rope", lambda: pe.ensemble_report(ENS, rope=-0.1), ValueError, "rope"),
+    (
+        "ens-ratio-rope",
+        lambda: pe.ensemble_report(ENS, ratio_rope=(1.1, 1.3)),
+        ValueError,
+        "contain 1",
+    ),
+    (
+        "ens-ratio-rope-type",
+        lambda: pe.ensemble_report(ENS, ratio_rope=0.8),
+        TypeError,
+        "ratio_rope",
+    ),
+    ("ens-ci", lambda: pe.ensemble_report(ENS, ci=0), ValueError, "ci"),
+    ("ens-n-samples", lambda: pe.ensemble_report(ENS, n_samples=-1), ValueError, "n_samples"),
+    ("ens-rng", lambda: pe.ensemble_report(ENS, rng=1.5), TypeError, "rng"),
+    (
+        "boot-estimator",
+        lambda: pe.bootstrap_ensemble(object(), [[1.0]], [1], [[1.0]]),
+        TypeError,
+        "estimator",
+    ),
+    (
+        "boot-n",
+        lambda: pe.bootstrap_ensemble(object(), [[1.0]], [1], [[1.0]], n_estimators=1),
+        ValueError,
+        "n_estimators",
+    ),
+    (
+        "boot-n-type",
+        lambda: pe.bootstrap_ensemble(object(), [[1.0]], [1], [[1.0]], n_estimators=2.0),
+        TypeError,
+        "n_estimators",
+    ),
+    (
+        "boot-fraction",
+        lambda: pe.bootstrap_ensemble(object(), [[1.0]], [1], [[1.0]], fraction=0),
+        ValueError,
+        "fraction",
     ),
     # label audits
     (

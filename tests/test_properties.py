@@ -497,3 +497,60 @@ def test_hostile_values_for_label_audits(value: Any) -> None:
     for call in calls:
         with contextlib.suppress(*DOCUMENTED):
             call()
+
+
+@given(
+    m=st.integers(2, 6),
+    data=st.data(),
+    threshold=st.floats(0.0, 1.0),
+    with_labels=st.booleans(),
+    with_groups=st.booleans(),
+)
+def test_ensemble_reports_are_finite_and_in_range(
+    m: int, data: st.DataObject, threshold: float, with_labels: bool, with_groups: bool
+) -> None:
+    n = data.draw(st.integers(1, 30))
+    values = data.draw(
+        st.lists(
+            st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0, threshold])),
+            min_size=m * n,
+            max_size=m * n,
+        )
+    )
+    proba = np.array(values).reshape(m, n)
+    y = data.draw(st.lists(st.booleans(), min_size=n, max_size=n)) if with_labels else None
+    groups = (
+        data.draw(st.lists(st.sampled_from("ab"), min_size=n, max_size=n)) if with_groups else None
+    )
+    report = pe.ensemble_report(proba, y, threshold=threshold, groups=groups, n_samples=100, rng=1)
+    for name in ("label_stability", "jitter", "aleatoric", "predictive_entropy", "iqr", "std"):
+        values_ = report.per_sample[name]
+        assert np.isfinite(values_).all()
+        assert (values_ >= 0).all()
+        assert (values_ <= 1 + 1e-12).all()
+    assert (report.per_sample["mutual_information"] >= 0).all()
+    for post in report.metrics.values():
+        _check_posterior(post)
+    for gap in report.gaps:
+        low, high = gap.hdi
+        assert low <= high
+        assert np.isfinite([low, high]).all()
+
+
+@given(value=hostile)
+def test_hostile_values_for_ensembles(value: Any) -> None:
+    proba = np.array([[0.2, 0.7, 0.5], [0.4, 0.9, 0.1]])
+    calls = [
+        lambda: pe.ensemble_report(value),
+        lambda: pe.ensemble_report(proba, value),
+        lambda: pe.ensemble_report(proba, threshold=value),
+        lambda: pe.ensemble_report(proba, groups=value),
+        lambda: pe.ensemble_report(proba, groups=["a", "b", "a"], reference_group=value),
+        lambda: pe.ensemble_report(proba, rope=value),
+        lambda: pe.ensemble_report(proba, ratio_rope=value),
+        lambda: pe.ensemble_report(proba, ci=value),
+        lambda: pe.ensemble_report(proba, n_samples=value),
+    ]
+    for call in calls:
+        with contextlib.suppress(*DOCUMENTED):
+            call()

@@ -16,6 +16,7 @@ from __future__ import annotations
 from .audit import LabelAudit
 from .confusion import ConfusionMatrix
 from .datasets import load_demo
+from .ensemble import EnsembleReport, bootstrap_ensemble, ensemble_report
 from .evaluation import Evaluation, evaluate
 from .inference import Comparison, Decision, compare, compare_paired, decide, vs_random
 from .intervals import eti, hdi
@@ -36,6 +37,7 @@ __all__ = [
     "Comparison",
     "ConfusionMatrix",
     "Decision",
+    "EnsembleReport",
     "Evaluation",
     "MetricInfo",
     "Posterior",
@@ -43,9 +45,11 @@ __all__ = [
     "ScoreSummary",
     "__version__",
     "available_metrics",
+    "bootstrap_ensemble",
     "compare",
     "compare_paired",
     "decide",
+    "ensemble_report",
     "eti",
     "evaluate",
     "hdi",
