@@ -210,7 +210,7 @@ def test_chunks_by_size_count_and_period() -> None:
     counts = monthly.bin_counts("2024-02")
     assert counts.sum() == monthly.chunks[1].n_rows
     weekly = estimator.estimate(scores, period="W", timestamps=stamps, n_samples=200, rng=0)
-    assert weekly.chunks[0].key == "week of 2024-01-01"  # a Monday
+    assert weekly.chunks[0].key == "2024-W01"  # 2024-01-01 is the Monday of ISO week 1
     quarterly = estimator.estimate(scores, period="Q", timestamps=stamps, n_samples=200, rng=0)
     assert [c.key for c in quarterly.chunks] == ["2024Q1"]
     table = monthly.summary()

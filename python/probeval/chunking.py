@@ -3,6 +3,7 @@ or by a period of a timestamp column."""
 
 from __future__ import annotations
 
+import datetime
 import numbers
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +14,8 @@ from ._validation import describe
 
 __all__ = ["PERIODS", "Chunk", "make_chunks"]
 
-#: Periods understood by ``period=``: hour, day, ISO week (Monday first), month, quarter, year.
+#: Periods understood by ``period=``: hour, day, ISO week (Monday first, labelled like
+#: "2024-W01"), month, quarter, year.
 PERIODS = ("h", "D", "W", "M", "Q", "Y")
 
 
@@ -75,8 +77,10 @@ def _period_keys(timestamps: Any, period: str, n: int) -> tuple[np.ndarray, np.n
     if period == "W":
         days = times.astype("datetime64[D]").astype(np.int64)
         keys = np.floor_divide(days + 3, 7)  # 1970-01-01 was a Thursday: weeks from Monday
-        mondays = as_dates(np.unique(keys) * 7 - 3, "D")
-        return keys, np.array([f"week of {day}" for day in mondays])
+        mondays = np.unique(keys) * 7 - 3  # days since 1970-01-01
+        epoch = datetime.date(1970, 1, 1)
+        iso = [(epoch + datetime.timedelta(days=int(d))).isocalendar() for d in mondays]
+        return keys, np.array([f"{year}-W{week:02d}" for year, week, _ in iso])
     months = times.astype("datetime64[M]").astype(np.int64)
     if period == "M":
         return months, as_dates(months, "M")

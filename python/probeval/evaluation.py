@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ._frames import is_frame, resolve
 from ._random import derive, seed_from
 from ._table import Table
 from ._validation import (
@@ -220,10 +221,12 @@ def _column_labels(y_true: Any, n_columns: int, labels: Any) -> tuple[np.ndarray
 
 
 def evaluate(
-    y_true: Any,
+    data: Any = None,
+    /,
     y_pred: Any = None,
     y_score: Any = None,
     *,
+    y_true: Any = None,
     threshold: float = 0.5,
     metrics: Any = None,
     prior: Any = 1.0,
@@ -243,8 +246,13 @@ def evaluate(
 
     Parameters
     ----------
-    y_true : array-like or ConfusionMatrix
-        True labels, or a :class:`ConfusionMatrix` of counts (then omit ``y_pred``/``y_score``).
+    data : array-like, ConfusionMatrix or data frame
+        The true labels (positional), or a :class:`ConfusionMatrix` of counts (then omit
+        ``y_pred``/``y_score``), or a pandas/polars data frame whose columns ``y_true``,
+        ``y_pred``, ``y_score`` and ``sample_weight`` name: ``evaluate(df, y_true="label",
+        y_score="proba")``.
+    y_true : array-like or column name, optional
+        The true labels by keyword (``evaluate(y_true=y, y_pred=p)``), or a column of ``data``.
     y_pred : array-like, optional
         Predicted labels.
     y_score : array-like, optional
@@ -295,6 +303,22 @@ def evaluate(
     Evaluation
         A mapping from metric name to :class:`Posterior`, with :meth:`Evaluation.summary`.
     """
+    if is_frame(data):
+        if y_true is None:
+            raise TypeError("with a data frame, name the label column: y_true='...'")
+        columns = resolve(
+            data, y_true=y_true, y_pred=y_pred, y_score=y_score, sample_weight=sample_weight
+        )
+        y_true, y_pred = columns["y_true"], columns["y_pred"]
+        y_score, sample_weight = columns["y_score"], columns["sample_weight"]
+    elif data is not None and y_true is not None:
+        raise TypeError("pass the true labels once: positionally or as y_true=..., not both")
+    elif data is not None:
+        y_true = data
+    elif y_true is None:
+        raise TypeError(
+            "evaluate needs the true labels y_true (or a ConfusionMatrix, or a data frame)"
+        )
     matrix = _score_matrix(y_score)
     weights = None
     truth: np.ndarray | None = None

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._frames import is_frame, resolve
 from ._random import derive, seed_from
 from ._validation import (
     as_labels,
@@ -330,10 +331,12 @@ def vs_random(
 
 
 def compare_paired(
-    y_true: Any,
-    y_pred_a: Any,
-    y_pred_b: Any,
+    data: Any = None,
+    /,
+    y_pred_a: Any = None,
+    y_pred_b: Any = None,
     *,
+    y_true: Any = None,
     metric: str = "accuracy",
     rope: Any = 0.0,
     prior: Any = 1.0,
@@ -353,12 +356,30 @@ def compare_paired(
     it; only the dependence between the two is added. Accepts the same names and label
     conventions as :func:`evaluate` (binary or multiclass).
 
+    The labels come first (positionally or as ``y_true=``); with a data frame first,
+    ``y_true``, ``y_pred_a``, ``y_pred_b`` and ``sample_weight`` name its columns:
+    ``compare_paired(df, y_true="label", y_pred_a="model_a", y_pred_b="model_b")``.
+
     Returns
     -------
     Comparison
         ``a`` and ``b`` hold each model's posterior; ``difference`` is ``a - b``; ``bf_sig``
         compares with two random classifiers on the same data.
     """
+    if is_frame(data):
+        if y_true is None:
+            raise TypeError("with a data frame, name the label column: y_true='...'")
+        columns = resolve(
+            data, y_true=y_true, y_pred_a=y_pred_a, y_pred_b=y_pred_b, sample_weight=sample_weight
+        )
+        y_true, y_pred_a = columns["y_true"], columns["y_pred_a"]
+        y_pred_b, sample_weight = columns["y_pred_b"], columns["sample_weight"]
+    elif data is not None and y_true is not None:
+        raise TypeError("pass the true labels once: positionally or as y_true=..., not both")
+    elif data is not None:
+        y_true = data
+    if y_true is None or y_pred_a is None or y_pred_b is None:
+        raise TypeError("compare_paired needs y_true, y_pred_a and y_pred_b")
     truth = as_labels("y_true", y_true)
     pred_a = as_labels("y_pred_a", y_pred_a)
     pred_b = as_labels("y_pred_b", y_pred_b)

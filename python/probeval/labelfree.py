@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._frames import is_frame, resolve
 from ._random import derive, seed_from
 from ._table import Table
 from ._validation import (
@@ -152,8 +153,26 @@ class LabelFreeEstimator:
 
     # ------------------------------------------------------------------ fitting
 
-    def fit(self, y_true: Any, y_score: Any, *, pos_label: Any = None) -> LabelFreeEstimator:
-        """Learn the calibration from reference labels and scores (probabilities in [0, 1])."""
+    def fit(
+        self,
+        data: Any = None,
+        /,
+        y_score: Any = None,
+        *,
+        y_true: Any = None,
+        pos_label: Any = None,
+    ) -> LabelFreeEstimator:
+        """Learn the calibration from reference labels and scores (probabilities in [0, 1]):
+        ``fit(y_true, y_score)``, or ``fit(df, y_true="label", y_score="proba")``."""
+        if is_frame(data):
+            columns = resolve(data, y_true=y_true, y_score=y_score)
+            y_true, y_score = columns["y_true"], columns["y_score"]
+        elif data is not None:
+            if y_true is not None:
+                raise TypeError("pass the labels once: positionally or as y_true=..., not both")
+            y_true = data
+        if y_true is None or y_score is None:
+            raise TypeError("fit needs the reference labels and scores: fit(y_true, y_score)")
         truth = as_labels("y_true", y_true)
         scores = as_probabilities("y_score", y_score)
         check_same_length(y_true=truth, y_score=scores)
@@ -239,8 +258,10 @@ class LabelFreeEstimator:
 
     def estimate(
         self,
-        y_score: Any,
+        data: Any = None,
+        /,
         *,
+        y_score: Any = None,
         target: str = "population",
         y_true: Any = None,
         chunk_size: Any = None,
@@ -257,8 +278,11 @@ class LabelFreeEstimator:
 
         Parameters
         ----------
-        y_score : array-like
-            Scores P(y = 1) in [0, 1].
+        data : array-like or data frame
+            The scores P(y = 1) in [0, 1]; or a data frame whose columns ``y_score``,
+            ``y_true`` and ``timestamps`` name.
+        y_score : array-like or column name, optional
+            The scores by keyword, or a column of ``data``.
         target : "population" or "realized"
             The population metric, or the posterior predictive of the value these rows will
             show once labelled (see the module docstring).
@@ -278,6 +302,19 @@ class LabelFreeEstimator:
             As in :func:`probeval.evaluate`.
         """
         self._state()  # fitted?
+        if is_frame(data):
+            columns = resolve(data, y_score=y_score, y_true=y_true, timestamps=timestamps)
+            y_score, y_true, timestamps = (
+                columns["y_score"],
+                columns["y_true"],
+                columns["timestamps"],
+            )
+        elif data is not None:
+            if y_score is not None:
+                raise TypeError("pass the scores once: positionally or as y_score=..., not both")
+            y_score = data
+        if y_score is None:
+            raise TypeError("estimate needs the scores: estimate(y_score)")
         target = _choice("target", target, TARGETS)
         scores = as_probabilities("y_score", y_score)
         chunks = make_chunks(
