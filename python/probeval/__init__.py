@@ -29,6 +29,16 @@ from .scores import ScoreSummary
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # `pe.plot` without importing matplotlib-dependent code at `import probeval` time.
+    if name == "plot":
+        import importlib
+
+        return importlib.import_module(".plot", __name__)
+    raise AttributeError(f"module 'probeval' has no attribute {name!r}")
+
+
 __all__ = [
     "KDE",
     "LabelAudit",

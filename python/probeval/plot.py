@@ -1,0 +1,274 @@
+"""Plots of posteriors, comparisons and label-free estimates (needs matplotlib: the ``plot``
+extra, ``pip install "probeval[plot]"``).
+
+Every function draws on the ``ax`` it is given, or on a new figure (built without pyplot, so no
+global state and no GUI backend is touched), and returns the Axes (or, for grids, the Figure):
+
+- :func:`posterior`: density with the HDI shaded, the median and an optional ROPE band;
+- :func:`posteriors`: a grid of metric posteriors (an :class:`Evaluation` or a mapping);
+- :func:`updates`: the posterior narrowing as data arrive (after n = 10, 100, 1,000, ... rows);
+- :func:`compare`: the difference of a :class:`Comparison`, its ROPE and probabilities;
+- :func:`chunks`: label-free estimates over chunks with HDI band, realized values, the
+  reference band and the chunks that fail "no worse than reference".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._validation import check_ci, describe
+from .posterior import Posterior
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from .inference import Comparison
+    from .labelfree import LabelFreeEstimate
+
+__all__ = ["chunks", "compare", "posterior", "posteriors", "updates"]
+
+#: Colours: posterior, HDI, ROPE, realized values, alerts.
+BLUE, LIGHT_BLUE, GREY, ORANGE, RED = "#1f5fa6", "#a9c6e8", "#bdbdbd", "#e07b00", "#c62828"
+
+
+def _matplotlib() -> Any:
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise ImportError('probeval.plot needs matplotlib: pip install "probeval[plot]"') from error
+    return matplotlib
+
+
+def _new_axes(ax: Any, figsize: tuple[float, float]) -> Axes:
+    if ax is not None:
+        return ax  # type: ignore[no-any-return]
+    _matplotlib()
+    from matplotlib.figure import Figure
+
+    axes: Axes = Figure(figsize=figsize, layout="constrained").subplots()
+    return axes
+
+
+def _density(post: Posterior, ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """A grid over the bulk of the posterior and the density on it."""
+    low, high = post.quantile(np.array([0.0005, 0.9995]))
+    span = max(high - low, 1e-9)
+    lower, upper = post.bounds
+    grid = np.linspace(max(lower, low - 0.15 * span), min(upper, high + 0.15 * span), 400)
+    return grid, np.asarray(post.pdf(grid), dtype=np.float64)
+
+
+def _rope(rope: Any) -> tuple[float, float] | None:
+    if rope is None:
+        return None
+    if isinstance(rope, (int, float)):
+        return (-abs(float(rope)), abs(float(rope)))
+    low, high = rope
+    return (float(low), float(high))
+
+
+def posterior(
+    post: Posterior,
+    *,
+    ax: Any = None,
+    ci: float = 0.95,
+    rope: Any = None,
+    color: str = BLUE,
+    label: str | None = None,
+) -> Axes:
+    """Density of a posterior with its HDI shaded, the median marked and an optional ROPE."""
+    if not isinstance(post, Posterior):
+        raise TypeError(f"posterior needs a Posterior, got {describe(post)}")
+    ci = check_ci(ci)
+    axes = _new_axes(ax, (5.0, 3.0))
+    grid, density = _density(post, ci)
+    low, high = post.hdi(ci)
+    axes.plot(grid, density, color=color, lw=1.8, label=label or post.metric)
+    inside = (grid >= low) & (grid <= high)
+    axes.fill_between(
+        grid, density, where=inside, color=color, alpha=0.25, lw=0, label=f"{ci:.0%} HDI"
+    )
+    median = float(post.median())
+    axes.axvline(median, color=color, lw=1, ls="--")
+    band = _rope(rope)
+    if band is not None:
+        axes.axvspan(band[0], band[1], color=GREY, alpha=0.35, lw=0, label="ROPE")
+    if not math.isnan(post.observed):
+        axes.axvline(post.observed, color=ORANGE, lw=1, label="observed")
+    axes.set_xlabel(post.metric)
+    axes.set_ylabel("density")
+    axes.set_title(f"{post.metric}: median {median:.3f}, {ci:.0%} HDI [{low:.3f}, {high:.3f}]")
+    axes.set_ylim(bottom=0)
+    axes.legend(frameon=False, fontsize="small")
+    return axes
+
+
+def posteriors(
+    items: Any, *, ci: float = 0.95, ncols: int = 3, figsize: tuple[float, float] | None = None
+) -> Figure:
+    """A grid of posteriors: an :class:`Evaluation`, a mapping name -> Posterior or a list."""
+    if isinstance(items, Mapping):
+        entries = list(items.values())
+    elif isinstance(items, Sequence) and not isinstance(items, str):
+        entries = list(items)
+    else:
+        raise TypeError(
+            f"posteriors needs a mapping or a list of Posteriors, got {describe(items)}"
+        )
+    if not entries or not all(isinstance(p, Posterior) for p in entries):
+        raise ValueError("posteriors needs at least one Posterior, and only Posteriors")
+    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
+        raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
+    _matplotlib()
+    from matplotlib.figure import Figure
+
+    cols = min(ncols, len(entries))
+    rows = math.ceil(len(entries) / cols)
+    figure = Figure(figsize=figsize or (3.6 * cols, 2.6 * rows), layout="constrained")
+    grid = figure.subplots(rows, cols, squeeze=False)
+    for axes, post in zip(grid.flat, entries, strict=False):
+        posterior(post, ax=axes, ci=ci)
+        low, high = post.hdi(ci)
+        axes.set_title(f"{post.metric}\n[{low:.3f}, {high:.3f}]", fontsize="medium")
+        axes.set_xlabel("")
+        axes.legend().remove()
+    for axes in list(grid.flat)[len(entries) :]:
+        axes.set_visible(False)
+    return figure
+
+
+def updates(
+    y_true: Any,
+    y_pred: Any = None,
+    *,
+    y_score: Any = None,
+    metric: str = "accuracy",
+    steps: Sequence[int] = (10, 100, 1_000, 10_000),
+    ax: Any = None,
+    ci: float = 0.95,
+    rng: Any = 0,
+) -> Axes:
+    """The posterior narrowing as data arrive: the metric's posterior after the first n rows,
+    for each n in ``steps`` (those not above the number of rows)."""
+    from .evaluation import evaluate
+
+    truth = np.asarray(y_true)
+    count = truth.shape[0] if truth.ndim == 1 else 0
+    sizes = [int(n) for n in steps if 0 < int(n) <= count]
+    if not sizes:
+        raise ValueError(f"steps must include a size between 1 and the {count} rows, got {steps!r}")
+    ci = check_ci(ci)
+    axes = _new_axes(ax, (6.0, 3.4))
+    colors = _matplotlib().colormaps["Blues"](np.linspace(0.35, 1.0, len(sizes)))
+    for n, color in zip(sizes, colors, strict=True):
+        pred = None if y_pred is None else np.asarray(y_pred)[:n]
+        score = None if y_score is None else np.asarray(y_score)[:n]
+        post = evaluate(truth[:n], pred, score, metrics=[metric], rng=rng)[metric]
+        grid, density = _density(post, ci)
+        low, high = post.hdi(ci)
+        axes.plot(grid, density, color=color, lw=1.6, label=f"n = {n:,}: [{low:.3f}, {high:.3f}]")
+        axes.fill_between(
+            grid, density, where=(grid >= low) & (grid <= high), color=color, alpha=0.15, lw=0
+        )
+    axes.set_xlabel(metric)
+    axes.set_ylabel("density")
+    axes.set_ylim(bottom=0)
+    axes.set_title(f"the posterior of {metric} narrows as data arrive ({ci:.0%} HDIs)")
+    axes.legend(frameon=False, fontsize="small")
+    return axes
+
+
+def compare(comparison: Comparison, *, ax: Any = None, ci: float = 0.95) -> Axes:
+    """The posterior of a - b with its HDI, the ROPE, zero, and the decision probabilities."""
+    from .inference import Comparison
+
+    if not isinstance(comparison, Comparison):
+        raise TypeError(f"compare needs a Comparison, got {describe(comparison)}")
+    ci = check_ci(ci)
+    axes = _new_axes(ax, (6.0, 3.4))
+    difference = comparison.difference
+    estimate = difference.kde()
+    grid, density = estimate.grid, estimate.density
+    low, high = comparison.hdi(ci)
+    axes.plot(grid, density, color=BLUE, lw=1.8, label="a - b")
+    axes.fill_between(
+        grid,
+        density,
+        where=(grid >= low) & (grid <= high),
+        color=BLUE,
+        alpha=0.25,
+        lw=0,
+        label=f"{ci:.0%} HDI",
+    )
+    lo, hi = comparison.rope
+    if hi > lo:
+        axes.axvspan(lo, hi, color=GREY, alpha=0.35, lw=0, label="ROPE")
+    axes.axvline(0.0, color="black", lw=0.8)
+    text = (
+        f"P(direction) = {comparison.p_direction:.3f}\n"
+        f"P(ROPE) = {comparison.p_rope:.3f}\n"
+        f"P(a better) = {comparison.p_sig_pos:.3f}\n"
+        f"P(b better) = {comparison.p_sig_neg:.3f}"
+    )
+    axes.text(0.02, 0.97, text, transform=axes.transAxes, va="top", fontsize="small")
+    kind = "paired" if comparison.paired else "independent"
+    axes.set_title(f"{comparison.metric}: a - b ({kind}), {ci:.0%} HDI [{low:+.3f}, {high:+.3f}]")
+    axes.set_xlabel(f"difference in {comparison.metric}")
+    axes.set_ylabel("density")
+    axes.set_ylim(bottom=0)
+    axes.legend(frameon=False, fontsize="small", loc="upper right")
+    return axes
+
+
+def chunks(result: LabelFreeEstimate, metric: str, *, ax: Any = None) -> Axes:
+    """Label-free estimates over chunks: posterior mean and HDI band, the realized values (when
+    labels were given), the reference posterior's HDI as a band, and the chunks whose
+    "no worse than reference" decision is "rejected"."""
+    from .labelfree import LabelFreeEstimate
+
+    if not isinstance(result, LabelFreeEstimate):
+        raise TypeError(f"chunks needs a LabelFreeEstimate, got {describe(result)}")
+    axes = _new_axes(ax, (7.0, 3.4))
+    keys = [c.key for c in result.chunks]
+    x = np.arange(len(keys))
+    posts = [result.posterior(metric, i) for i in range(len(keys))]
+    means = np.array([p.mean() for p in posts])
+    intervals = np.array([p.hdi(result.ci) for p in posts])
+    reference = result.reference_posterior(metric)
+    ref_low, ref_high = reference.hdi(result.ci)
+    axes.axhspan(ref_low, ref_high, color=GREY, alpha=0.35, lw=0, label="reference HDI")
+    axes.fill_between(
+        x,
+        intervals[:, 0],
+        intervals[:, 1],
+        color=LIGHT_BLUE,
+        alpha=0.6,
+        lw=0,
+        label=f"{result.ci:.0%} HDI",
+    )
+    axes.plot(x, means, "o-", color=BLUE, ms=4, lw=1.5, label=f"estimate ({result.target})")
+    if result.has_labels:
+        realized = np.array([result.realized(metric, i) for i in range(len(keys))], dtype=float)
+        axes.plot(x, realized, "s", color=ORANGE, ms=4, label="realized")
+    alerts = [
+        i
+        for i in range(len(keys))
+        if (d := result.decision(metric, i)) is not None and d.status == "rejected"
+    ]
+    if alerts:
+        axes.plot(
+            x[alerts], means[alerts], "x", color=RED, ms=9, mew=2, label="worse than reference"
+        )
+    axes.set_xticks(
+        x, keys, rotation=45 if len(keys) > 6 else 0, ha="right" if len(keys) > 6 else "center"
+    )
+    axes.set_ylabel(metric)
+    axes.set_xlabel("chunk")
+    axes.set_title(f"{metric} without labels, per chunk")
+    axes.legend(frameon=False, fontsize="small", ncols=2)
+    return axes

@@ -1,0 +1,98 @@
+"""Plots render with the Agg backend to non-trivial PNGs, draw on a given ``ax``, reject wrong
+inputs, and the committed gallery is what scripts/make_gallery.py draws today."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import probeval as pe
+
+# probeval.plot draws on matplotlib Figures directly (never pyplot), so the Agg canvas renders
+# them whatever backend is configured.
+
+ROOT = Path(__file__).resolve().parents[1]
+RNG = np.random.default_rng(0)
+Y = RNG.integers(0, 2, 3000)
+SCORE = np.clip(0.3 + 0.4 * Y + RNG.normal(0, 0.2, 3000), 0, 1)
+PRED_B = (np.clip(0.35 + 0.3 * Y + RNG.normal(0, 0.25, 3000), 0, 1) > 0.5).astype(int)
+
+
+def _check_png(path: Path) -> None:
+    assert path.stat().st_size > 5_000
+    image = mpimg.imread(path)
+    assert image.ndim == 3
+    assert image[..., :3].std() > 0.05  # not a blank canvas
+
+
+def _save(figure: Figure, path: Path) -> Path:
+    figure.savefig(path, dpi=70)
+    return path
+
+
+def test_every_plot_renders(tmp_path: Path) -> None:
+    ev = pe.evaluate(Y, y_score=SCORE, rng=0)
+    cmp = pe.compare_paired(Y, SCORE > 0.5, PRED_B, metric="f1", rope=0.01, rng=0)
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy", "roc_auc"]).fit(Y[:1500], SCORE[:1500])
+    result = estimator.estimate(SCORE[1500:], y_true=Y[1500:], n_chunks=4, rng=0)
+    drawn = {
+        "posterior": pe.plot.posterior(ev["mcc"], rope=0.05).figure,
+        "exact": pe.plot.posterior(ev["accuracy"]).figure,
+        "grid": pe.plot.posteriors(ev, ncols=4),
+        "updates": pe.plot.updates(Y, SCORE > 0.5, metric="recall").figure,
+        "updates_scores": pe.plot.updates(
+            Y, y_score=SCORE, metric="roc_auc", steps=(50, 3000)
+        ).figure,
+        "compare": pe.plot.compare(cmp).figure,
+        "chunks": pe.plot.chunks(result, "roc_auc").figure,
+    }
+    for name, figure in drawn.items():
+        _check_png(_save(figure, tmp_path / f"{name}.png"))
+
+
+def test_plots_draw_on_a_given_axes() -> None:
+    figure = Figure()
+    left, right = figure.subplots(1, 2)
+    post = pe.ConfusionMatrix.from_counts(tp=40, fp=10, tn=45, fn=5).posterior("f1", rng=0)
+    assert pe.plot.posterior(post, ax=left) is left
+    cmp = pe.compare_paired(Y, SCORE > 0.5, PRED_B, rng=0)
+    assert pe.plot.compare(cmp, ax=right) is right
+    assert len(left.lines) >= 2  # the density and the median
+
+
+def test_wrong_inputs_are_rejected() -> None:
+    with pytest.raises(TypeError, match="needs a Posterior"):
+        pe.plot.posterior([0.1, 0.2])
+    with pytest.raises(TypeError, match="needs a Comparison"):
+        pe.plot.compare("x")
+    with pytest.raises(TypeError, match="needs a LabelFreeEstimate"):
+        pe.plot.chunks({}, "f1")
+    with pytest.raises(ValueError, match="steps must include"):
+        pe.plot.updates(Y[:5], Y[:5], steps=(10,))
+    with pytest.raises(ValueError, match="only Posteriors"):
+        pe.plot.posteriors({"a": 1})
+    with pytest.raises(ValueError, match="ncols"):
+        pe.plot.posteriors([pe.Posterior.from_beta(2, 3)], ncols=0)
+
+
+def test_committed_gallery_is_current(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "make_gallery", ROOT / "scripts" / "make_gallery.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for fresh in module.build(tmp_path):
+        committed = ROOT / "docs" / "gallery" / fresh.name
+        assert committed.exists(), f"{committed} is missing: run scripts/make_gallery.py"
+        new, old = mpimg.imread(fresh), mpimg.imread(committed)
+        assert new.shape == old.shape, f"{fresh.name} changed size: run scripts/make_gallery.py"
+        # Identical renders, up to anti-aliasing noise from another matplotlib build.
+        differing = np.mean(np.abs(new - old).max(axis=-1) > 0.1)
+        assert differing < 0.002, f"{fresh.name} is out of date: run scripts/make_gallery.py"
