@@ -1,11 +1,16 @@
-"""The command line, run as a user would: as a subprocess."""
+"""The command line, run as a user would: as a subprocess, on CSV files."""
 
 from __future__ import annotations
 
+import csv
+import importlib.util
+import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import probeval as pe
@@ -17,11 +22,190 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_demo_prints_the_posterior_table() -> None:
-    out = _run("demo", "--seed", "1")
+def _write_csv(path: Path, columns: dict[str, list[object]]) -> Path:
+    names = list(columns)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(names)
+        writer.writerows(zip(*(columns[n] for n in names), strict=True))
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A labelled file with two models' scores and an ensemble's members, plus a reference
+    and an analysis file for the label-free estimate."""
+    root = tmp_path_factory.mktemp("cli")
+    rng = np.random.default_rng(0)
+    n = 1500
+    y = rng.integers(0, 2, n)
+    a = np.round(np.clip(0.3 + 0.4 * y + rng.normal(0, 0.2, n), 0, 1), 4)
+    b = np.round(np.clip(0.35 + 0.3 * y + rng.normal(0, 0.25, n), 0, 1), 4)
+    members = {
+        f"model_{i}": np.round(np.clip(a + rng.normal(0, 0.08, n), 0, 1), 4) for i in range(5)
+    }
+    days = np.datetime64("2026-01-05") + rng.integers(0, 28, n).astype("timedelta64[D]")
+    labelled = {
+        "label": y.tolist(),
+        "score_a": a.tolist(),
+        "score_b": b.tolist(),
+        "pred_a": (a > 0.5).astype(int).tolist(),
+        "pred_b": (b > 0.5).astype(int).tolist(),
+        "segment": rng.choice(["north", "south"], n).tolist(),
+        "day": [str(d) for d in days],
+        **{k: v.tolist() for k, v in members.items()},
+    }
+    half = n // 2
+    return {
+        "labelled": _write_csv(root / "labelled.csv", labelled),
+        "reference": _write_csv(root / "reference.csv", {k: v[:half] for k, v in labelled.items()}),
+        "analysis": _write_csv(root / "analysis.csv", {k: v[half:] for k, v in labelled.items()}),
+        "root": root,
+    }
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def test_evaluate_table_json_csv_and_plot(files: dict[str, Path]) -> None:
+    path = str(files["labelled"])
+    out = _run("evaluate", path, "--y-true", "label", "--y-score", "score_a", "--seed", "1")
     assert out.returncode == 0, out.stderr
-    for fragment in ("posterior summary", "accuracy", "hdi_low", "ConfusionMatrix(tp="):
+    for fragment in ("posterior summary", "roc_auc", "hdi_low", "ConfusionMatrix(tp="):
         assert fragment in out.stdout
+    assert out.stderr == ""  # no progress bar when stderr is not a terminal
+    out = _run("evaluate", path, "--y-true", "label", "--y-pred", "pred_a", "--format", "json")
+    payload = json.loads(out.stdout)
+    assert payload["probeval"] == pe.__version__
+    assert payload["command"] == "evaluate"
+    assert {"samples", "seed", "ci", "file", "y_true"} <= set(payload["settings"])
+    metrics = payload["result"]["metrics"]
+    assert set(metrics["f1"]) >= {"observed", "mean", "median", "std", "hdi_low", "hdi_high"}
+    out = _run(
+        "evaluate",
+        path,
+        "--y-true",
+        "label",
+        "--y-pred",
+        "pred_a",
+        "--format",
+        "csv",
+        "--metrics",
+        "accuracy,f1",
+        "mcc",
+    )
+    rows = list(csv.DictReader(out.stdout.splitlines()))
+    assert [r["metric"] for r in rows] == ["accuracy", "f1", "mcc"]
+    png = files["root"] / "evaluate.png"
+    out = _run("evaluate", path, "--y-true", "label", "--y-pred", "pred_a", "--plot", str(png))
+    assert out.returncode == 0, out.stderr
+    assert png.stat().st_size > 10_000
+
+
+def test_compare_paired_independent_and_ranking(files: dict[str, Path]) -> None:
+    path = str(files["labelled"])
+    base = ("compare", path, "--y-true", "label", "--model-a", "score_a", "--model-b", "score_b")
+    out = _run(*base, "--metric", "f1", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]
+    assert result["paired"] is True
+    assert result["decision"]["status"] in ("accepted", "rejected", "undecided")
+    assert {"p_direction", "p_rope", "p_sig_pos", "p_sig_neg", "hdi_low"} <= set(result)
+    out = _run(*base, "--metric", "f1", "--independent")
+    assert "independent comparison" in out.stdout
+    assert "decision:" in out.stdout
+    out = _run(
+        *base, "--metric", "roc_auc", "--format", "json", "--plot", str(files["root"] / "c.png")
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["result"]["paired"] is False
+
+
+def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]) -> None:
+    base = (
+        "estimate",
+        "--reference",
+        str(files["reference"]),
+        "--analysis",
+        str(files["analysis"]),
+        "--y-true",
+        "label",
+        "--y-score",
+        "score_a",
+    )
+    out = _run(*base, "--n-chunks", "3", "--metrics", "accuracy", "roc_auc", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]
+    assert [c["n_rows"] for c in result["chunks"]] == [250, 250, 250]
+    first = result["chunks"][0]["metrics"]["roc_auc"]
+    assert {"estimate", "decision", "realized", "with_labels"} <= set(first)
+    out = _run(
+        *base,
+        "--period",
+        "W",
+        "--timestamp",
+        "day",
+        "--target",
+        "realized",
+        "--plot",
+        str(files["root"] / "e.png"),
+    )
+    assert out.returncode == 0, out.stderr
+    assert "2026-W02" in out.stdout
+    assert "realized" in out.stdout
+
+
+def test_ensemble_with_groups(files: dict[str, Path]) -> None:
+    out = _run(
+        "ensemble",
+        str(files["labelled"]),
+        "--proba-cols",
+        "model_*",
+        "--y-true",
+        "label",
+        "--group",
+        "segment",
+        "--format",
+        "json",
+    )
+    assert out.returncode == 0, out.stderr
+    payload = json.loads(out.stdout)
+    assert payload["settings"]["proba_cols"] == [f"model_{i}" for i in range(5)]
+    result = payload["result"]
+    assert result["n_models"] == 5
+    assert {"jitter", "aleatoric", "epistemic"} <= set(result["statistics"])
+    assert {g["metric"] for g in result["gaps"]} >= {"tpr", "selection_rate", "equalized_odds"}
+    out = _run("ensemble", str(files["labelled"]), "--proba-cols", "model_0,model_1")
+    assert "label_stability" in out.stdout
+
+
+def test_demo_tells_the_whole_story() -> None:
+    out = _run("demo", "--seed", "1", "--samples", "4000")
+    assert out.returncode == 0, out.stderr
+    for fragment in (
+        "1. Model A",
+        "2. Is A better than B?",
+        "3. Weeks 9-16",
+        "realized",
+        "roc_auc",
+    ):
+        assert fragment in out.stdout
+    payload = json.loads(_run("demo", "--format", "json", "--samples", "2000").stdout)
+    assert set(payload["result"]) == {"evaluation", "comparison", "estimate"}
+
+
+def test_every_subcommand_has_clear_help() -> None:
+    for command, options in {
+        "evaluate": ("--y-true", "--y-score", "--threshold", "--format"),
+        "compare": ("--model-a", "--paired", "--independent", "--rope"),
+        "estimate": ("--reference", "--chunk-size", "--period", "--target"),
+        "ensemble": ("--proba-cols", "--group", "--reference-group"),
+        "demo": ("--samples", "--plot"),
+    }.items():
+        out = _run(command, "--help")
+        assert out.returncode == 0
+        for option in options:
+            assert option in out.stdout, (command, option)
 
 
 def test_console_script_is_installed() -> None:
@@ -38,19 +222,173 @@ def test_no_command_prints_help_and_exits_2() -> None:
     assert "usage: probeval" in out.stdout
 
 
+# --------------------------------------------------------------------------- bad input
+
+
+def _bad_files(root: Path) -> dict[str, Path]:
+    (root / "empty.csv").write_text("", encoding="utf-8")
+    (root / "header.csv").write_text("label,score\n", encoding="utf-8")
+    (root / "ragged.csv").write_text("label,score\n1,0.5\n0\n", encoding="utf-8")
+    (root / "blank.csv").write_text("label,score\n1,0.5\n,0.2\n", encoding="utf-8")
+    (root / "three.csv").write_text("label,score\n0,0.1\n1,0.9\n2,0.5\n", encoding="utf-8")
+    (root / "range.csv").write_text("label,score\n0,0.1\n1,1.9\n", encoding="utf-8")
+    (root / "words.csv").write_text("label,score\nyes,0.1\nno,0.9\n", encoding="utf-8")
+    (root / "data.parquet").write_bytes(b"not really parquet")
+    return {p.stem: p for p in root.iterdir()}
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (("demo", "--samples", "0"), "n_samples must be at least 1"),
-        (("demo", "--ci", "1.5"), "ci must be strictly between 0 and 1"),
+        (("evaluate", "{missing}", "--y-true", "label", "--y-score", "score"), "no such file"),
+        (("evaluate", "{empty}", "--y-true", "label", "--y-score", "score"), "is empty"),
+        (("evaluate", "{header}", "--y-true", "label", "--y-score", "score"), "no data rows"),
+        (("evaluate", "{ragged}", "--y-true", "label", "--y-score", "score"), "line 3: 1 fields"),
+        (("evaluate", "{blank}", "--y-true", "label", "--y-score", "score"), "empty value"),
+        (("evaluate", "{three}", "--y-true", "label", "--y-score", "score"), "binary"),
+        (
+            ("evaluate", "{range}", "--y-true", "label", "--y-score", "score"),
+            "probabilities in [0, 1]",
+        ),
+        (("evaluate", "{words}", "--y-true", "label", "--y-score", "score"), "pos_label"),
+        (("evaluate", "{three}", "--y-true", "nope", "--y-score", "score"), "no such column"),
+        (("evaluate", "{three}", "--y-true", "label"), "give --y-pred COL, --y-score COL"),
+        (
+            ("evaluate", "{range}", "--y-true", "label", "--y-pred", "label", "--metrics", "gini"),
+            "unknown metric",
+        ),
+        (
+            ("evaluate", "{range}", "--y-true", "label", "--y-pred", "label", "--samples", "0"),
+            "n_samples",
+        ),
+        (
+            ("evaluate", "{range}", "--y-true", "label", "--y-pred", "label", "--ci", "2"),
+            "ci must be",
+        ),
+        (
+            ("evaluate", "{range}", "--y-true", "label", "--y-pred", "label", "--format", "xml"),
+            "invalid choice",
+        ),
+        (
+            (
+                "evaluate",
+                "{range}",
+                "--y-true",
+                "label",
+                "--y-pred",
+                "label",
+                "--plot",
+                "/nonexistent/dir/x.png",
+            ),
+            "cannot write the plot",
+        ),
+        (("evaluate", "{range}", "--y-pred", "label"), "required: --y-true"),
+        (
+            (
+                "compare",
+                "{range}",
+                "--y-true",
+                "label",
+                "--model-a",
+                "score",
+                "--model-b",
+                "score",
+                "--metric",
+                "roc_auc",
+                "--paired",
+            ),
+            "use --independent",
+        ),
+        (
+            (
+                "compare",
+                "{range}",
+                "--y-true",
+                "label",
+                "--model-a",
+                "score",
+                "--model-b",
+                "score",
+                "--paired",
+                "--independent",
+            ),
+            "not allowed with",
+        ),
+        (
+            (
+                "estimate",
+                "--reference",
+                "{range}",
+                "--analysis",
+                "{range}",
+                "--y-true",
+                "label",
+                "--y-score",
+                "score",
+                "--period",
+                "D",
+            ),
+            "--period needs --timestamp",
+        ),
+        (
+            (
+                "estimate",
+                "--reference",
+                "{range}",
+                "--analysis",
+                "{range}",
+                "--y-true",
+                "label",
+                "--y-score",
+                "score",
+                "--n-chunks",
+                "2",
+                "--chunk-size",
+                "3",
+            ),
+            "not allowed with",
+        ),
+        (("ensemble", "{range}", "--proba-cols", "score"), "at least 2"),
         (("demo", "--seed", "abc"), "invalid int value"),
         (("frobnicate",), "invalid choice"),
     ],
 )
-def test_bad_arguments_exit_2_with_one_line_and_no_traceback(
-    args: tuple[str, ...], fragment: str
+def test_bad_input_exits_2_with_one_line_and_no_traceback(
+    tmp_path: Path, args: tuple[str, ...], fragment: str
 ) -> None:
-    out = _run(*args)
-    assert out.returncode == 2
-    assert fragment in out.stderr
+    paths = {name: str(path) for name, path in _bad_files(tmp_path).items()}
+    paths["missing"] = str(tmp_path / "missing.csv")
+    out = _run(*(a.format(**paths) for a in args))
+    assert out.returncode == 2, out.stdout
+    assert fragment in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_parquet_input(tmp_path: Path) -> None:
+    """Parquet is read with pyarrow when it is installed; without it the error says how to get
+    it. Either way a broken file is a one-line error."""
+    broken = _bad_files(tmp_path)["data"]
+    out = _run("evaluate", str(broken), "--y-true", "label", "--y-pred", "label")
+    assert out.returncode == 2
+    if importlib.util.find_spec("pyarrow") is None:
+        assert "needs pyarrow" in out.stderr
+        return
+    assert "cannot read" in out.stderr
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"label": [0, 1, 1, 0, 1], "pred": [0, 1, 0, 0, 1]})
+    pq.write_table(table, tmp_path / "good.parquet")
+    out = _run(
+        "evaluate",
+        str(tmp_path / "good.parquet"),
+        "--y-true",
+        "label",
+        "--y-pred",
+        "pred",
+        "--format",
+        "json",
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["result"]["confusion"]["counts"] == [[2, 0], [1, 2]]

@@ -1,45 +1,737 @@
-"""The ``probeval`` command line."""
+"""The ``probeval`` command line (also ``python -m probeval``).
+
+Subcommands: ``evaluate``, ``compare``, ``estimate``, ``ensemble`` and ``demo``. Input files are
+CSV (read with the standard library) or Parquet (with pyarrow). Output is a table for humans
+(``--format table``, the default), or ``json`` (schema below) or ``csv`` for machines.
+
+JSON schema (stable; new keys may be added, existing ones keep their meaning)::
+
+    {"probeval": "<version>", "command": "<subcommand>",
+     "settings": {"samples": int, "seed": int | null, "ci": float, ...subcommand options},
+     "result": {...}}
+
+``result`` is ``Evaluation.to_dict()`` for evaluate, ``Comparison.to_dict()`` plus
+``"decision"`` for compare, ``LabelFreeEstimate.to_dict()`` for estimate,
+``EnsembleReport.to_dict()`` for ensemble, and ``{"evaluation", "comparison", "estimate"}``
+for demo. Bad input exits with status 2 and one line on stderr, never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import json
+import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import numpy as np
 
 from . import __version__
+from ._io import read_table
+from ._table import Table
 
 DESCRIPTION = """\
 Posterior distributions of classifier performance: how good is the model, how sure are we,
-and is it better than the other one?"""
+is it better than the other one, and how is it doing where labels have not arrived yet?"""
+
+EPILOG = "Run 'probeval COMMAND --help' for a command's options; 'probeval demo' for a tour."
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from .datasets import load_demo
+class UsageError(ValueError):
+    """A command-line problem: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (and exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+# ------------------------------------------------------------------------------ output
+
+
+@dataclass
+class Output:
+    """What a subcommand produced: tables for humans and CSV, a JSON result, a plot."""
+
+    command: str
+    settings: dict[str, Any]
+    result: dict[str, Any]
+    tables: list[Table] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    plot: Callable[[str], None] | None = None
+    preamble: str = ""
+
+
+def _jsonable(value: Any) -> Any:
+    """NaN and infinities are not JSON: they become null and "inf"/"-inf"."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+    return value
+
+
+def _emit(args: argparse.Namespace, output: Output) -> None:
+    if args.format == "json":
+        payload = {
+            "probeval": __version__,
+            "command": output.command,
+            "settings": output.settings,
+            "result": output.result,
+        }
+        print(json.dumps(_jsonable(payload), indent=2, allow_nan=False))
+    elif args.format == "csv":
+        for i, table in enumerate(output.tables):
+            if len(output.tables) > 1:
+                print(("\n" if i else "") + f"# {table.title or f'table {i + 1}'}")
+            print(table.to_csv(), end="")
+    else:
+        if output.preamble:
+            print(output.preamble)
+        for i, table in enumerate(output.tables):
+            print(("\n" if i else "") + str(table))
+        for note in output.notes:
+            print(note)
+    if args.plot:
+        if output.plot is None:
+            raise UsageError(f"{output.command} has no plot")
+        output.plot(args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+
+
+def _save(figure: Any, path: str) -> None:
+    try:
+        figure.savefig(path, dpi=110, metadata={"Software": None})
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot write the plot to {path}: {error}") from None
+
+
+class Progress:
+    """Steps of a run on stderr, only when stderr is a terminal (no dependency needed)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = sys.stderr.isatty()
+
+    def step(self, label: str) -> None:
+        if not self.enabled:
+            return
+        self.done += 1
+        width = 24
+        filled = round(width * self.done / self.total)
+        bar = "#" * filled + "." * (width - filled)
+        end = "\n" if self.done >= self.total else ""
+        print(
+            f"\r[{bar}] {self.done}/{self.total} {label:<32}", end=end, file=sys.stderr, flush=True
+        )
+
+
+# ------------------------------------------------------------------------------ inputs
+
+
+def _column(table: dict[str, np.ndarray], name: str, option: str, path: str) -> np.ndarray:
+    if name not in table:
+        shown = ", ".join(list(table)[:20])
+        raise UsageError(f"{option} {name!r}: no such column in {path} (columns: {shown})")
+    return table[name]
+
+
+def _pos_label(value: str | None, column: np.ndarray) -> Any:
+    """--pos-label as the column's own type (an integer column compares with integers)."""
+    if value is None:
+        return None
+    if column.dtype.kind in "iu":
+        try:
+            return int(value)
+        except ValueError:
+            raise UsageError(f"--pos-label {value!r} is not one of the integer labels") from None
+    if column.dtype.kind == "f":
+        return float(value)
+    return value
+
+
+def _is_score(column: np.ndarray) -> bool:
+    """A float column in [0, 1] that is not all whole numbers holds scores, not labels."""
+    return (
+        column.dtype.kind == "f"
+        and bool(np.all((column >= 0) & (column <= 1)))
+        and not bool(np.all(column == np.round(column)))
+    )
+
+
+def _metrics(value: list[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    names = [name.strip() for item in value for name in item.split(",") if name.strip()]
+    if not names:
+        raise UsageError("--metrics needs at least one metric name")
+    return names
+
+
+def _settings(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    return {"samples": args.samples, "seed": args.seed, "ci": args.ci, **extra}
+
+
+# ------------------------------------------------------------------------------ commands
+
+
+def _evaluate(args: argparse.Namespace) -> Output:
     from .evaluation import evaluate
 
-    data = load_demo()
-    print("probeval demo: model A on the bundled dataset (8,000 labelled rows)\n")
+    progress = Progress(3)
+    table = read_table(args.file)
+    progress.step("read")
+    truth = _column(table, args.y_true, "--y-true", args.file)
+    pred = None if args.y_pred is None else _column(table, args.y_pred, "--y-pred", args.file)
+    score = None if args.y_score is None else _column(table, args.y_score, "--y-score", args.file)
+    if pred is None and score is None:
+        raise UsageError("give --y-pred COL, --y-score COL or both")
     ev = evaluate(
-        data["y_true"],
-        y_score=data["score_a"],
-        metrics=["accuracy", "precision", "recall", "f1", "mcc", "balanced_accuracy"],
+        truth,
+        pred,
+        score,
+        threshold=args.threshold,
+        metrics=_metrics(args.metrics),
+        n_samples=args.samples,
+        rng=args.seed,
+        pos_label=_pos_label(args.pos_label, truth),
+    )
+    progress.step("posteriors")
+    summary = ev.summary(ci=args.ci)
+    progress.step("summaries")
+
+    def plot(path: str) -> None:
+        from .plot import posteriors
+
+        _save(posteriors(ev, ci=args.ci), path)
+
+    settings = _settings(
+        args,
+        file=args.file,
+        y_true=args.y_true,
+        y_pred=args.y_pred,
+        y_score=args.y_score,
+        threshold=args.threshold,
+    )
+    return Output(
+        "evaluate", settings, ev.to_dict(ci=args.ci), [summary], [f"\n{ev.confusion}"], plot
+    )
+
+
+def _compare(args: argparse.Namespace) -> Output:
+    from .inference import compare, compare_paired, decide
+    from .metrics import canonical_name
+    from .scores import ScoreSummary
+
+    progress = Progress(3)
+    table = read_table(args.file)
+    progress.step("read")
+    truth = _column(table, args.y_true, "--y-true", args.file)
+    a = _column(table, args.model_a, "--model-a", args.file)
+    b = _column(table, args.model_b, "--model-b", args.file)
+    metric = canonical_name(args.metric)
+    pos_label = _pos_label(args.pos_label, truth)
+    if metric in ("roc_auc", "average_precision"):
+        if args.paired:
+            raise UsageError(f"a paired comparison of {metric} is not available; use --independent")
+        if not (_is_score(a) and _is_score(b)):
+            raise UsageError(f"{metric} needs scores in [0, 1] in --model-a and --model-b")
+        posts = [
+            ScoreSummary.from_scores(truth, s, pos_label=pos_label).posterior(
+                metric, n_samples=args.samples, rng=args.seed
+            )
+            for s in (a, b)
+        ]
+        comparison = compare(posts[0], posts[1], rope=args.rope, rng=args.seed)
+        note = "independent comparison (the rows' pairing is not used for ranking metrics)"
+    else:
+        preds = [(s > args.threshold).astype(np.int64) if _is_score(s) else s for s in (a, b)]
+        if args.independent:
+            from .confusion import ConfusionMatrix
+
+            posts = [
+                ConfusionMatrix.from_predictions(truth, p, pos_label=pos_label).posterior(
+                    metric, n_samples=args.samples, rng=args.seed
+                )
+                for p in preds
+            ]
+            comparison = compare(posts[0], posts[1], rope=args.rope, rng=args.seed)
+            note = "independent comparison (as if the models were scored on different rows)"
+        else:
+            comparison = compare_paired(
+                truth,
+                preds[0],
+                preds[1],
+                metric=metric,
+                rope=args.rope,
+                n_samples=args.samples,
+                rng=args.seed,
+                pos_label=pos_label,
+            )
+            note = "paired comparison: one Dirichlet over (truth, prediction A, prediction B)"
+    progress.step("posteriors")
+    decision = decide(comparison, ci=args.ci)
+    summary = comparison.summary(args.ci)
+    rows = Table(
+        {
+            "quantity": [
+                f"{metric} of A ({args.model_a})",
+                f"{metric} of B ({args.model_b})",
+                "A - B: mean",
+                f"A - B: {100 * args.ci:g}% HDI low",
+                f"A - B: {100 * args.ci:g}% HDI high",
+                "P(direction)",
+                f"P(|A - B| <= {args.rope:g})",
+                f"P(A better by > {args.rope:g})",
+                f"P(B better by > {args.rope:g})",
+            ],
+            "value": [
+                summary["observed_a"],
+                summary["observed_b"],
+                summary["mean"],
+                summary["hdi_low"],
+                summary["hdi_high"],
+                summary["p_direction"],
+                summary["p_rope"],
+                summary["p_sig_pos"],
+                summary["p_sig_neg"],
+            ],
+        },
+        title=f"compare {args.model_a} (A) with {args.model_b} (B) on {metric}",
+    )
+    progress.step("summaries")
+    verdict = {
+        "accepted": "practically equivalent (the HDI lies inside the ROPE)",
+        "rejected": "different (the HDI lies outside the ROPE)",
+        "undecided": "undecided (the HDI overlaps the ROPE's edge): more data needed",
+    }[decision.status]
+    result = comparison.to_dict(args.ci)
+    result["decision"] = decision.to_dict()
+
+    def plot(path: str) -> None:
+        from .plot import compare as compare_plot
+
+        _save(compare_plot(comparison, ci=args.ci).figure, path)
+
+    settings = _settings(
+        args,
+        file=args.file,
+        y_true=args.y_true,
+        model_a=args.model_a,
+        model_b=args.model_b,
+        metric=metric,
+        rope=args.rope,
+        paired=comparison.paired,
+    )
+    return Output("compare", settings, result, [rows], [f"\n{note}", f"decision: {verdict}"], plot)
+
+
+def _estimate(args: argparse.Namespace) -> Output:
+    from .labelfree import LabelFreeEstimator
+
+    progress = Progress(4)
+    reference = read_table(args.reference)
+    analysis = read_table(args.analysis)
+    progress.step("read")
+    ref_truth = _column(reference, args.y_true, "--y-true", args.reference)
+    ref_score = _column(reference, args.y_score, "--y-score", args.reference)
+    score = _column(analysis, args.y_score, "--y-score", args.analysis)
+    labels = analysis.get(args.y_true)  # a backtest: labels exist
+    stamps = None
+    if args.period is not None:
+        if args.timestamp is None:
+            raise UsageError("--period needs --timestamp COL")
+        stamps = _column(analysis, args.timestamp, "--timestamp", args.analysis)
+    elif args.timestamp is not None:
+        raise UsageError("--timestamp needs --period (h, D, W, M, Q or Y)")
+    estimator = LabelFreeEstimator(
+        n_bins=args.n_bins,
+        threshold=args.threshold,
+        metrics=_metrics(args.metrics),
+        calibration=args.calibration,
+    )
+    estimator.fit(ref_truth, ref_score, pos_label=_pos_label(args.pos_label, ref_truth))
+    progress.step("fit")
+    result = estimator.estimate(
+        score,
+        target=args.target,
+        y_true=labels,
+        chunk_size=args.chunk_size,
+        n_chunks=args.n_chunks,
+        period=args.period,
+        timestamps=stamps,
+        n_samples=args.samples,
+        rng=args.seed,
+        ci=args.ci,
+    )
+    progress.step("estimate")
+    summary = result.summary()
+    progress.step("summaries")
+
+    def plot(path: str) -> None:
+        from .plot import chunks
+
+        _save(chunks(result, result.metrics[-1]).figure, path)
+
+    notes = []
+    if labels is not None and args.target == "population":
+        notes.append(
+            "\nnote: realized values scatter around the population estimate beyond its HDI by "
+            "design; compare them with --target realized"
+        )
+    settings = _settings(
+        args,
+        reference=args.reference,
+        analysis=args.analysis,
+        y_true=args.y_true,
+        y_score=args.y_score,
+        target=args.target,
+        calibration=args.calibration,
+        n_bins=args.n_bins,
+        threshold=args.threshold,
+    )
+    return Output("estimate", settings, result.to_dict(), [summary], notes, plot)
+
+
+def _ensemble(args: argparse.Namespace) -> Output:
+    from .ensemble import ensemble_report
+
+    progress = Progress(3)
+    table = read_table(args.file)
+    progress.step("read")
+    patterns = [p.strip() for p in args.proba_cols.split(",") if p.strip()]
+    names = [c for c in table if any(fnmatch.fnmatchcase(c, p) for p in patterns)]
+    if len(names) < 2:
+        raise UsageError(
+            f"--proba-cols {args.proba_cols!r} matches {len(names)} column(s) ({names}); an "
+            "ensemble needs at least 2 (use a glob such as 'model_*' or a comma-separated list)"
+        )
+    for name in names:
+        if table[name].dtype.kind not in "iuf":
+            raise UsageError(f"column {name!r} does not hold numbers")
+    proba = np.vstack([table[name] for name in names]).astype(np.float64)
+    truth = None if args.y_true is None else _column(table, args.y_true, "--y-true", args.file)
+    groups = None if args.group is None else _column(table, args.group, "--group", args.file)
+    reference = args.reference_group
+    if reference is not None and groups is not None and groups.dtype.kind in "iu":
+        reference = int(reference)
+    report = ensemble_report(
+        proba,
+        truth,
+        threshold=args.threshold,
+        groups=groups,
+        reference_group=reference,
+        pos_label=None if truth is None else _pos_label(args.pos_label, truth),
+        rope=args.rope,
+        ci=args.ci,
         n_samples=args.samples,
         rng=args.seed,
     )
-    print(ev.confusion)
-    print()
-    print(ev.summary(ci=args.ci))
-    return 0
+    progress.step("statistics")
+    tables = [report.summary()]
+    if report.groups:
+        tables += [report.groups_table(), report.gaps_table()]
+    progress.step("summaries")
+
+    def plot(path: str) -> None:
+        from .plot import posteriors
+
+        items = dict(report.metrics)
+        items.update({f"{g.metric} {g.kind} ({g.group})": g.posterior for g in report.gaps[:6]})
+        _save(posteriors(items, ci=args.ci), path)
+
+    settings = _settings(
+        args, file=args.file, proba_cols=names, y_true=args.y_true, group=args.group
+    )
+    return Output("ensemble", settings, report.to_dict(), tables, [], plot)
+
+
+def _demo(args: argparse.Namespace) -> Output:
+    from .datasets import load_demo
+    from .evaluation import evaluate
+    from .inference import compare_paired, decide
+    from .labelfree import LabelFreeEstimator
+
+    progress = Progress(4)
+    data = load_demo()
+    y, a, b = data["y_true"], data["score_a"], data["score_b"]
+    reference = data["period"] == "reference"
+    ev = evaluate(
+        y[reference],
+        y_score=a[reference],
+        metrics=["accuracy", "precision", "recall", "f1", "mcc", "roc_auc"],
+        n_samples=args.samples,
+        rng=args.seed,
+    )
+    progress.step("evaluation")
+    cmp = compare_paired(
+        y[reference],
+        a[reference] > 0.5,
+        b[reference] > 0.5,
+        metric="f1",
+        rope=0.01,
+        n_samples=args.samples,
+        rng=args.seed,
+    )
+    decision = decide(cmp, ci=args.ci)
+    progress.step("comparison")
+    estimator = LabelFreeEstimator(metrics=["accuracy", "f1", "roc_auc"])
+    estimator.fit(y[reference], a[reference])
+    result = estimator.estimate(
+        a[~reference],
+        target="realized",
+        y_true=y[~reference],
+        period="W",
+        timestamps=data["date"][~reference],
+        n_samples=args.samples,
+        rng=args.seed,
+        ci=args.ci,
+    )
+    progress.step("label-free estimate")
+    summary = cmp.summary(args.ci)
+    comparison = Table(
+        {
+            "quantity": [
+                "f1 of A",
+                "f1 of B",
+                "A - B (mean)",
+                "HDI low",
+                "HDI high",
+                "P(A better by > 0.01)",
+                "decision",
+            ],
+            "value": [
+                summary["observed_a"],
+                summary["observed_b"],
+                summary["mean"],
+                summary["hdi_low"],
+                summary["hdi_high"],
+                summary["p_sig_pos"],
+                decision.status,
+            ],
+        },
+        title="2. Is A better than B? Paired comparison of F1 on the same rows (ROPE +-0.01)",
+    )
+    estimate = result.summary()
+    estimate.title = (
+        "3. Weeks 9-16 without labels: estimated from the scores alone (realized target), next "
+        "to the values measured once the labels arrived"
+    )
+    evaluation = ev.summary(ci=args.ci)
+    evaluation.title = f"1. Model A on weeks 1-8: {evaluation.title}"
+    progress.step("tables")
+
+    def plot(path: str) -> None:
+        from .plot import chunks
+
+        _save(chunks(result, "roc_auc").figure, path)
+
+    payload = {
+        "evaluation": ev.to_dict(ci=args.ci),
+        "comparison": {**cmp.to_dict(args.ci), "decision": decision.to_dict()},
+        "estimate": result.to_dict(),
+    }
+    preamble = (
+        "probeval demo: 8,000 labelled rows of two binary classifiers (A and B) over 16 weeks;\n"
+        "weeks 1-8 are the reference, weeks 9-16 drift towards riskier cases.\n"
+    )
+    tables = [evaluation, comparison, estimate]
+    return Output("demo", _settings(args), payload, tables, plot=plot, preamble=preamble)
+
+
+# ------------------------------------------------------------------------------ parser
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("common options")
+    group.add_argument(
+        "--samples", type=int, default=10_000, metavar="N", help="posterior draws (default 10000)"
+    )
+    group.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    group.add_argument(
+        "--ci", type=float, default=0.95, metavar="P", help="interval probability (default 0.95)"
+    )
+    group.add_argument(
+        "--format",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="output: aligned tables (default), JSON (stable schema) or CSV",
+    )
+    group.add_argument(
+        "--plot", metavar="OUT.png", help="also draw a figure to this file (needs matplotlib)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="probeval", description=DESCRIPTION)
+    parser = _Parser(prog="probeval", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"probeval {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    demo = commands.add_parser("demo", help="run the whole story on bundled data")
-    demo.add_argument("--samples", type=int, default=10_000, help="posterior draws (default 10000)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    demo.add_argument("--ci", type=float, default=0.95, help="interval probability (default 0.95)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    ev = commands.add_parser(
+        "evaluate",
+        help="posteriors of a classifier's metrics from a labelled file",
+        description="Posteriors of the metrics of one classifier from a CSV/Parquet file with "
+        "true labels and predictions and/or scores.",
+    )
+    ev.add_argument("file", help="CSV or Parquet file")
+    ev.add_argument("--y-true", required=True, metavar="COL", help="column of true labels")
+    ev.add_argument("--y-pred", metavar="COL", help="column of predicted labels")
+    ev.add_argument("--y-score", metavar="COL", help="column of scores P(y=1) (adds ROC AUC, AP)")
+    ev.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        metavar="T",
+        help="score threshold (default 0.5; predicted 1 iff score > T)",
+    )
+    ev.add_argument(
+        "--metrics", nargs="+", metavar="M", help="metric names (space or comma separated)"
+    )
+    ev.add_argument("--pos-label", metavar="L", help="the positive class (default 1 / True)")
+    _common(ev)
+    ev.set_defaults(handler=_evaluate)
+
+    cmp = commands.add_parser(
+        "compare",
+        help="is model A better than model B? (paired by default)",
+        description="Compare two models scored on the same rows: the posterior of A - B, "
+        "P(direction), P(ROPE) and a decision. Model columns hold labels or scores.",
+    )
+    cmp.add_argument("file", help="CSV or Parquet file")
+    cmp.add_argument("--y-true", required=True, metavar="COL", help="column of true labels")
+    cmp.add_argument(
+        "--model-a", required=True, metavar="COL", help="predictions or scores of model A"
+    )
+    cmp.add_argument(
+        "--model-b", required=True, metavar="COL", help="predictions or scores of model B"
+    )
+    cmp.add_argument("--metric", default="accuracy", metavar="M", help="metric (default accuracy)")
+    cmp.add_argument(
+        "--rope",
+        type=float,
+        default=0.01,
+        metavar="E",
+        help="practical equivalence: |A - B| <= E (default 0.01)",
+    )
+    cmp.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        metavar="T",
+        help="threshold for score columns (default 0.5)",
+    )
+    cmp.add_argument("--pos-label", metavar="L", help="the positive class (default 1 / True)")
+    mode = cmp.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--paired", action="store_true", default=None, help="same rows: joint posterior (default)"
+    )
+    mode.add_argument("--independent", action="store_true", help="treat the two as independent")
+    _common(cmp)
+    cmp.set_defaults(handler=_compare)
+
+    est = commands.add_parser(
+        "estimate",
+        help="performance without labels, per chunk",
+        description="Fit on labelled reference data, estimate on scores without labels, per "
+        "chunk. If the analysis file also has the label column, realized values are shown.",
+    )
+    est.add_argument("--reference", required=True, metavar="FILE", help="labelled reference data")
+    est.add_argument("--analysis", required=True, metavar="FILE", help="data to estimate on")
+    est.add_argument("--y-true", required=True, metavar="COL", help="label column (reference)")
+    est.add_argument("--y-score", required=True, metavar="COL", help="score column (both files)")
+    chunking = est.add_mutually_exclusive_group()
+    chunking.add_argument("--chunk-size", type=int, metavar="N", help="rows per chunk")
+    chunking.add_argument("--n-chunks", type=int, metavar="N", help="number of chunks")
+    chunking.add_argument(
+        "--period",
+        choices=("h", "D", "W", "M", "Q", "Y"),
+        help="one chunk per period of --timestamp",
+    )
+    est.add_argument("--timestamp", metavar="COL", help="timestamp column for --period")
+    est.add_argument("--metrics", nargs="+", metavar="M", help="binary metrics and roc_auc")
+    est.add_argument(
+        "--target",
+        choices=("population", "realized"),
+        default="population",
+        help="population metric or the realized value's prediction (default population)",
+    )
+    est.add_argument(
+        "--calibration",
+        choices=("reference", "perfect"),
+        default="reference",
+        help="learn positive rates from the reference (default) or trust the scores",
+    )
+    est.add_argument(
+        "--n-bins", type=int, default=10, metavar="B", help="equal-frequency bins (default 10)"
+    )
+    est.add_argument(
+        "--threshold", type=float, default=0.5, metavar="T", help="decision threshold (default 0.5)"
+    )
+    est.add_argument("--pos-label", metavar="L", help="the positive class (default 1 / True)")
+    _common(est)
+    est.set_defaults(handler=_estimate)
+
+    ens = commands.add_parser(
+        "ensemble",
+        help="stability and uncertainty of an ensemble, gaps between groups",
+        description="Label stability, jitter, epistemic and aleatoric uncertainty of an "
+        "ensemble whose members' P(y=1) are columns of the file; with --group, Bayesian gaps "
+        "between groups.",
+    )
+    ens.add_argument("file", help="CSV or Parquet file")
+    ens.add_argument(
+        "--proba-cols",
+        required=True,
+        metavar="PATTERN",
+        help="columns of the members' P(y=1): a glob such as 'model_*' or a comma-separated list",
+    )
+    ens.add_argument(
+        "--y-true", metavar="COL", help="column of true labels (enables accuracy, F1, TPR, FPR)"
+    )
+    ens.add_argument("--group", metavar="COL", help="column of group labels")
+    ens.add_argument(
+        "--reference-group",
+        metavar="G",
+        help="group to compare the others with (default the largest)",
+    )
+    ens.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        metavar="T",
+        help="a member predicts 1 iff P > T (default 0.5)",
+    )
+    ens.add_argument(
+        "--rope",
+        type=float,
+        default=0.05,
+        metavar="E",
+        help="practical equivalence for gaps (default 0.05)",
+    )
+    ens.add_argument("--pos-label", metavar="L", help="the positive class (default 1 / True)")
+    _common(ens)
+    ens.set_defaults(handler=_ensemble)
+
+    demo = commands.add_parser(
+        "demo",
+        help="the whole story on bundled data, in seconds",
+        description="Evaluation with labels, a paired comparison of two models and a label-free "
+        "estimate over weekly chunks next to the realized values, on bundled data.",
+    )
+    _common(demo)
     demo.set_defaults(handler=_demo)
     return parser
 
@@ -51,10 +743,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.handler(args))
-    except (ValueError, TypeError) as exc:
-        print(f"probeval {args.command}: error: {exc}", file=sys.stderr)
+        output = args.handler(args)
+        _emit(args, output)
+    except ImportError as error:  # an optional dependency (matplotlib, pyarrow)
+        print(f"probeval {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except (ValueError, TypeError, KeyError, IndexError) as error:
+        message = error.args[0] if error.args else str(error)
+        print(f"probeval {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `probeval demo | head`
+        return 0
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
