@@ -215,6 +215,86 @@ pub fn fit(
     })
 }
 
+/// [`fit`] from sufficient statistics: distinct scores ascending with the number of positives
+/// and negatives at each (e.g. a merged `ScoreSummary`, for data that never sat in one place).
+/// Gives exactly what [`fit`] gives on the rows: the same order statistics as edges, the same
+/// counts, the same within-bin concordances (sums of whole counts are exact in any order).
+pub fn fit_from_counts(
+    values: &[f64],
+    pos: &[f64],
+    neg: &[f64],
+    n_bins: usize,
+    threshold: f64,
+) -> Result<Calibration> {
+    if values.len() != pos.len() || values.len() != neg.len() || values.is_empty() {
+        return Err(Error::invalid(
+            "values, positives and negatives must be non-empty and of the same length",
+        ));
+    }
+    if n_bins < 1 {
+        return Err(Error::invalid("n_bins must be at least 1"));
+    }
+    if !(0.0..=1.0).contains(&threshold) {
+        return Err(Error::invalid(format!(
+            "threshold must be in [0, 1], got {threshold}"
+        )));
+    }
+    check_scores("reference scores", values)?;
+    if values.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(Error::invalid("values must be strictly increasing"));
+    }
+    let whole = |v: &f64| v.is_finite() && *v >= 0.0 && v.fract() == 0.0;
+    if !pos.iter().chain(neg).all(whole) {
+        return Err(Error::invalid(
+            "counts must be whole numbers >= 0 (unweighted rows)",
+        ));
+    }
+    let counts: Vec<f64> = pos.iter().zip(neg).map(|(p, q)| p + q).collect();
+    let n = counts.iter().sum::<f64>() as usize;
+    if n == 0 {
+        return Err(Error::invalid("no rows"));
+    }
+    // Order statistic r is the value where the running count first exceeds r.
+    let mut edges = Vec::with_capacity(n_bins);
+    let (mut index, mut below) = (0usize, 0.0f64);
+    for j in 1..n_bins {
+        let rank = ((j * n).div_ceil(n_bins)).saturating_sub(1) as f64;
+        while below + counts[index] <= rank {
+            below += counts[index];
+            index += 1;
+        }
+        edges.push(values[index]);
+    }
+    edges.push(threshold);
+    edges.retain(|&e| e < 1.0);
+    edges.sort_by(f64::total_cmp);
+    edges.dedup();
+    let k = edges.len() + 1;
+    let (mut bin_pos, mut bin_neg) = (vec![0.0; k], vec![0.0; k]);
+    let (mut wins, mut neg_below) = (vec![0.0; k], vec![0.0; k]);
+    for ((&v, &p), &q) in values.iter().zip(pos).zip(neg) {
+        let b = edges.partition_point(|&e| e < v);
+        // Ascending values: every negative seen before in the bin scored lower.
+        wins[b] += p * (neg_below[b] + 0.5 * q);
+        neg_below[b] += q;
+        bin_pos[b] += p;
+        bin_neg[b] += q;
+    }
+    let mut concordance = vec![0.5; k];
+    let mut concordance_se = vec![0.0; k];
+    for b in 0..k {
+        (concordance[b], concordance_se[b]) = concordance_and_se(wins[b], bin_pos[b], bin_neg[b]);
+    }
+    Ok(Calibration {
+        edges,
+        pos: bin_pos,
+        neg: bin_neg,
+        concordance,
+        concordance_se,
+        threshold,
+    })
+}
+
 /// Concordance P(score of a positive > score of a negative) + ½ P(tie) within one bin, its
 /// Hanley–McNeil standard error, and the numbers of positives and negatives.
 fn mann_whitney(rows: &mut [(f64, bool)]) -> (f64, f64, f64, f64) {
@@ -237,14 +317,21 @@ fn mann_whitney(rows: &mut [(f64, bool)]) -> (f64, f64, f64, f64) {
         neg += tie_neg;
         i = j;
     }
+    let (concordance, se) = concordance_and_se(wins, pos, neg);
+    (concordance, se, pos, neg)
+}
+
+/// The concordance wins / (pos neg) and its Hanley–McNeil standard error (½ and 0 when a
+/// class is missing).
+fn concordance_and_se(wins: f64, pos: f64, neg: f64) -> (f64, f64) {
     if pos == 0.0 || neg == 0.0 {
-        return (0.5, 0.0, pos, neg);
+        return (0.5, 0.0);
     }
     let a = wins / (pos * neg);
     let (q1, q2) = (a / (2.0 - a), 2.0 * a * a / (1.0 + a));
     let var =
         (a * (1.0 - a) + (pos - 1.0) * (q1 - a * a) + (neg - 1.0) * (q2 - a * a)) / (pos * neg);
-    (a, var.max(0.0).sqrt(), pos, neg)
+    (a, var.max(0.0).sqrt())
 }
 
 /// What the estimator needs from one chunk of experiment scores.
@@ -654,6 +741,20 @@ mod tests {
         for v in &out {
             assert!((0.0..=1.0).contains(v));
         }
+    }
+
+    #[test]
+    fn fit_from_counts_equals_fit_on_rows() {
+        let (scores, labels) = calibrated(20_000, 5);
+        // Rounded scores: many ties, as in real data.
+        let scores: Vec<f64> = scores.iter().map(|s| (s * 200.0).round() / 200.0).collect();
+        let rows = fit(&scores, &labels, 10, 0.5).unwrap();
+        let u = crate::binning::unique_scores(&scores, &labels, None).unwrap();
+        let counts = fit_from_counts(&u.values, &u.pos, &u.neg, 10, 0.5).unwrap();
+        assert_eq!(rows, counts);
+        assert!(fit_from_counts(&u.values, &u.pos, &u.neg, 0, 0.5).is_err());
+        assert!(fit_from_counts(&[0.2, 0.1], &[1.0, 1.0], &[0.0, 0.0], 2, 0.5).is_err());
+        assert!(fit_from_counts(&[0.2], &[0.5], &[0.0], 2, 0.5).is_err());
     }
 
     #[test]

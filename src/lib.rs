@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod posterior;
 pub mod rng;
 pub mod sampling;
+pub mod segments;
 pub mod special;
 pub mod summary;
 

@@ -7,7 +7,7 @@
 //! messages happens earlier, in `probeval/_validation.py`; the checks below are the last line.
 
 use crate::metrics::{self, Cells, Metric, MulticlassMetric};
-use crate::{auc, audit, binning, ensemble, labelfree, posterior, rng, special, summary};
+use crate::{auc, audit, binning, ensemble, labelfree, posterior, rng, segments, special, summary};
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
     PyUntypedArrayMethods,
@@ -519,6 +519,110 @@ fn linear_binning<'py>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Segments
+// ---------------------------------------------------------------------------------------------
+
+fn cells_of(cells: &PyReadonlyArray2<'_, f64>) -> PyResult<Vec<f64>> {
+    if cells.shape()[1] != 4 {
+        return Err(PyValueError::new_err(
+            "cells must have shape (n_segments, 4): TP, FP, TN, FN",
+        ));
+    }
+    Ok(cells.as_array().iter().copied().collect())
+}
+
+/// Per-segment confusion counts; shape (n_segments, k, k).
+#[pyfunction]
+#[pyo3(signature = (truth, predicted, segment, weights, n_segments, k))]
+fn segment_counts<'py>(
+    py: Python<'py>,
+    truth: PyReadonlyArray1<'py, u32>,
+    predicted: PyReadonlyArray1<'py, u32>,
+    segment: PyReadonlyArray1<'py, u32>,
+    weights: Option<PyReadonlyArray1<'py, f64>>,
+    n_segments: usize,
+    k: usize,
+) -> PyResult<Bound<'py, numpy::PyArray3<f64>>> {
+    let (truth, predicted, segment) = (
+        u32_slice(&truth),
+        u32_slice(&predicted),
+        u32_slice(&segment),
+    );
+    let weights = weights.as_ref().map(slice);
+    let out = run(py, || {
+        segments::segment_counts(
+            &truth,
+            &predicted,
+            &segment,
+            weights.as_deref(),
+            n_segments,
+            k,
+        )
+    })?;
+    PyArray1::from_vec(py, out).reshape([n_segments, k, k])
+}
+
+/// Sampled metric draws of every segment; shape (n_segments, metrics, n).
+#[pyfunction]
+#[pyo3(signature = (cells, alpha0, metrics, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+#[allow(clippy::too_many_arguments)]
+fn segment_draws<'py>(
+    py: Python<'py>,
+    cells: PyReadonlyArray2<'py, f64>,
+    alpha0: [f64; 4],
+    metrics: Vec<String>,
+    n_samples: usize,
+    seed: u64,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Bound<'py, numpy::PyArray3<f64>>> {
+    let values = cells_of(&cells)?;
+    let parsed = parse_metrics(&metrics, beta)?;
+    let n_segments = values.len() / 4;
+    let out = run(py, || {
+        segments::segment_draws(&values, alpha0, &parsed, n_samples, seed, zero_division)
+    })?;
+    PyArray1::from_vec(py, out).reshape([n_segments, parsed.len(), n_samples])
+}
+
+/// Summaries (mean, std, median, HDI, ETI) of every segment's metrics; shape
+/// (n_segments, metrics, 7). Proportion metrics come with their exact Beta (masks, a0, b0).
+#[pyfunction]
+#[pyo3(signature = (cells, alpha0, metrics, n_samples, seed, ci, beta = 1.0, zero_division = 0.0))]
+#[allow(clippy::too_many_arguments)]
+fn segment_summaries<'py>(
+    py: Python<'py>,
+    cells: PyReadonlyArray2<'py, f64>,
+    alpha0: [f64; 4],
+    metrics: Vec<AuditedSpec>,
+    n_samples: usize,
+    seed: u64,
+    ci: f64,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Bound<'py, numpy::PyArray3<f64>>> {
+    let values = cells_of(&cells)?;
+    let parsed = metrics
+        .iter()
+        .map(|(name, exact)| match exact {
+            Some((success, failure, a0, b0)) => Ok(segments::SegmentMetric::Exact {
+                success: *success,
+                failure: *failure,
+                a0: *a0,
+                b0: *b0,
+            }),
+            None => Metric::from_name(name, beta).map(segments::SegmentMetric::Sampled),
+        })
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let n_segments = values.len() / 4;
+    let out = run(py, || {
+        segments::segment_summaries(&values, alpha0, &parsed, n_samples, seed, ci, zero_division)
+    })?;
+    PyArray1::from_vec(py, out).reshape([n_segments, parsed.len(), segments::SUMMARY.len()])
+}
+
+// ---------------------------------------------------------------------------------------------
 // Ensembles
 // ---------------------------------------------------------------------------------------------
 
@@ -659,6 +763,29 @@ fn labelfree_fit<'py>(
     ))
 }
 
+/// [`labelfree_fit`] from distinct scores with their positive and negative counts.
+#[pyfunction]
+fn labelfree_fit_counts<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, f64>,
+    pos: PyReadonlyArray1<'py, f64>,
+    neg: PyReadonlyArray1<'py, f64>,
+    n_bins: usize,
+    threshold: f64,
+) -> PyResult<Arrays5<'py>> {
+    let (values, pos, neg) = (slice(&values), slice(&pos), slice(&neg));
+    let cal = run(py, || {
+        labelfree::fit_from_counts(&values, &pos, &neg, n_bins, threshold)
+    })?;
+    Ok((
+        PyArray1::from_vec(py, cal.edges),
+        PyArray1::from_vec(py, cal.pos),
+        PyArray1::from_vec(py, cal.neg),
+        PyArray1::from_vec(py, cal.concordance),
+        PyArray1::from_vec(py, cal.concordance_se),
+    ))
+}
+
 type ChunkArrays<'py> = (
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray2<f64>>,
@@ -784,7 +911,8 @@ mod _core {
     #[pymodule_export]
     use super::{
         audited_metric_draws, ensemble_statistic_names, ensemble_stats, labelfree_chunk_stats,
-        labelfree_estimate, labelfree_fit,
+        labelfree_estimate, labelfree_fit, labelfree_fit_counts, segment_counts, segment_draws,
+        segment_summaries,
     };
     #[pymodule_export]
     use super::{

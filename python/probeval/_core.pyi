@@ -161,3 +161,49 @@ def audited_metric_draws(
 ) -> npt.NDArray[np.float64]: ...
 def ensemble_stats(proba: npt.NDArray[np.float64], threshold: float) -> npt.NDArray[np.float64]: ...
 def ensemble_statistic_names() -> list[str]: ...
+def segment_counts(
+    truth: npt.NDArray[np.uint32],
+    predicted: npt.NDArray[np.uint32],
+    segment: npt.NDArray[np.uint32],
+    weights: npt.NDArray[np.float64] | None,
+    n_segments: int,
+    k: int,
+) -> npt.NDArray[np.float64]: ...
+def segment_draws(
+    cells: npt.NDArray[np.float64],
+    alpha0: tuple[float, float, float, float],
+    metrics: list[str],
+    n_samples: int,
+    seed: int,
+    beta: float = 1.0,
+    zero_division: float = 0.0,
+) -> npt.NDArray[np.float64]: ...
+def segment_summaries(
+    cells: npt.NDArray[np.float64],
+    alpha0: tuple[float, float, float, float],
+    metrics: list[
+        tuple[
+            str,
+            tuple[tuple[bool, bool, bool, bool], tuple[bool, bool, bool, bool], float, float]
+            | None,
+        ]
+    ],
+    n_samples: int,
+    seed: int,
+    ci: float,
+    beta: float = 1.0,
+    zero_division: float = 0.0,
+) -> npt.NDArray[np.float64]: ...
+def labelfree_fit_counts(
+    values: npt.NDArray[np.float64],
+    pos: npt.NDArray[np.float64],
+    neg: npt.NDArray[np.float64],
+    n_bins: int,
+    threshold: float,
+) -> tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+]: ...
