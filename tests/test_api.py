@@ -210,8 +210,13 @@ def test_confusion_matrix_basics() -> None:
         three.posterior("precision")
     with pytest.raises(ValueError, match="binary data only"):
         three.posterior("positive_likelihood_ratio")
-    with pytest.raises(ValueError, match="cannot add"):
-        _ = cm + pe.ConfusionMatrix([[1, 0], [0, 1]], labels=["a", "b"])
+    # Parts with different classes add up over the union of the classes (sorted).
+    part1 = pe.ConfusionMatrix([[5, 1], [2, 7]], labels=["cat", "eel"])
+    part2 = pe.ConfusionMatrix([[3, 0, 1], [0, 4, 0], [1, 0, 2]], labels=["cat", "dog", "eel"])
+    total = part1 + part2
+    assert total.labels == ("cat", "dog", "eel")
+    np.testing.assert_array_equal(total.counts, [[8, 0, 2], [0, 4, 0], [3, 0, 9]])
+    assert pe.ConfusionMatrix.from_dict(total.to_dict()) == total
 
 
 def test_score_metrics_are_refused_on_a_confusion_matrix() -> None:

@@ -31,7 +31,15 @@ lf_real = lf.estimate(np.clip(s / 1.3, 0, 1), target="realized", chunk_size=2_00
                       n_samples=2_100, rng=7)
 labelfree = [r.posterior(m, c.index) for r in (lf_pop, lf_real) for c in r.chunks
              for m in r.metrics]
+seg = pe.evaluate_by(counts=rng.integers(0, 300, (40, 2, 2)), metrics=["f1", "mcc", "recall"],
+                    n_samples=3_000, rng=8, summaries_only=True)
+ens = pe.ensemble_report(rng.random((4, 5000)), rng.integers(0, 2, 5000), n_samples=2000, rng=9)
 h = hashlib.sha256()
+for metric in seg:
+    for values in seg[metric].values():
+        h.update(np.ascontiguousarray(values).tobytes())
+for values in ens.per_sample.values():
+    h.update(np.ascontiguousarray(values).tobytes())
 posteriors = (list(ev.values()) + list(joint.values()) + list(auc.values())
               + list(mc.values()) + labelfree)
 for post in posteriors:

@@ -25,7 +25,9 @@ from .labelfree import LabelFreeEstimate, LabelFreeEstimator
 from .metrics import MetricInfo, available_metrics, metric_info
 from .posterior import Posterior
 from .priors import Prior
+from .quick import metric_interval, metric_summary
 from .scores import ScoreSummary
+from .segments import SegmentCounts, SegmentEvaluation, evaluate_by
 
 __version__ = "0.1.0"
 
@@ -53,6 +55,8 @@ __all__ = [
     "Posterior",
     "Prior",
     "ScoreSummary",
+    "SegmentCounts",
+    "SegmentEvaluation",
     "__version__",
     "available_metrics",
     "bootstrap_ensemble",
@@ -62,9 +66,12 @@ __all__ = [
     "ensemble_report",
     "eti",
     "evaluate",
+    "evaluate_by",
     "hdi",
     "kde",
     "load_demo",
     "metric_info",
+    "metric_interval",
+    "metric_summary",
     "vs_random",
 ]

@@ -615,24 +615,48 @@ class ConfusionMatrix:
 
     # ------------------------------------------------------------------ conveniences
 
-    def __add__(self, other: object) -> ConfusionMatrix:
-        """Pool the counts of two matrices over the same classes."""
-        if not isinstance(other, ConfusionMatrix):
-            return NotImplemented
-        if self._labels != other._labels:
-            raise ValueError(
-                f"cannot add matrices with labels {self._labels!r} and {other._labels!r}"
-            )
-        return ConfusionMatrix._from_matrix(
-            self._counts + other._counts, self._labels, weighted=self._weighted or other._weighted
-        )
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ConfusionMatrix):
             return NotImplemented
         return self._labels == other._labels and bool(np.array_equal(self._counts, other._counts))
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Any) -> ConfusionMatrix:
+        """Counts of both matrices: the confusion matrix of data that arrived in parts. A class
+        only one part has is added as an empty row and column to the other."""
+        if not isinstance(other, ConfusionMatrix):
+            return NotImplemented
+        if self._labels == other._labels:
+            labels: list[Any] = list(self._labels)
+            total = self._counts + other._counts
+        else:
+            union = list(self._labels) + [c for c in other._labels if c not in self._labels]
+            try:
+                labels = sorted(union)
+            except TypeError:
+                labels = union
+            total = np.zeros((len(labels), len(labels)))
+            for part in (self, other):
+                index = [labels.index(c) for c in part._labels]
+                total[np.ix_(index, index)] += part._counts
+        ambiguous = self._ambiguous_positive and other._ambiguous_positive
+        return type(self)._from_matrix(
+            total,
+            labels,
+            weighted=self._weighted or other._weighted,
+            ambiguous_positive=ambiguous and len(labels) == 2,
+        )
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ConfusionMatrix:
+        """Inverse of :meth:`to_dict` (labels and counts)."""
+        if not isinstance(data, dict):
+            raise TypeError(f"from_dict needs a dict, got {describe(data)}")
+        if "counts" not in data:
+            raise ValueError("the dict has no 'counts'")
+        counts = as_count_matrix("counts", data["counts"], whole=False)
+        return cls._from_matrix(counts, data.get("labels"), weighted=True)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form: labels and counts (and the named cells for binary data)."""

@@ -185,28 +185,48 @@ class LabelFreeEstimator:
                 "scores are the probability of"
             )
         positive = _encode(truth, order) == 1
-        edges, pos, neg, concordance, se = _core.labelfree_fit(
-            scores, positive, self.n_bins, self.threshold
-        )
+        calibration = _core.labelfree_fit(scores, positive, self.n_bins, self.threshold)
         # The reference's own posteriors (for "no worse than reference" decisions), from the
         # arrays validated above.
         cells = np.bincount(positive * 2 + (scores > self.threshold), minlength=4)
-        confusion = ConfusionMatrix._from_matrix(
-            cells.astype(np.float64).reshape(2, 2), [0, 1], weighted=False
-        )
         values, pos_counts, neg_counts = _core.unique_scores(scores, positive, None)
-        summary = ScoreSummary(values, pos_counts, neg_counts).binned(_REFERENCE_AUC_BINS)
+        summary = ScoreSummary(values, pos_counts, neg_counts, labels=(order[0], order[1]))
+        self._store(calibration, cells.astype(np.float64), summary)
+        return self
+
+    def fit_summary(self, summary: ScoreSummary) -> LabelFreeEstimator:
+        """Fit from a :class:`ScoreSummary` of the reference data (unweighted) instead of its
+        rows — exactly the same result as :meth:`fit` on those rows. Summaries of parts of the
+        data can be built where the data live and added up (``+``): see :mod:`probeval.dask`."""
+        if not isinstance(summary, ScoreSummary):
+            raise TypeError(f"fit_summary needs a ScoreSummary, got {describe(summary)}")
+        if summary.n_distinct == 0:
+            raise ValueError("the ScoreSummary is empty")
+        values, pos, neg = summary.values, summary.positives, summary.negatives
+        if values[0] < 0 or values[-1] > 1:
+            raise ValueError("reference scores must be probabilities in [0, 1]")
+        calibration = _core.labelfree_fit_counts(values, pos, neg, self.n_bins, self.threshold)
+        above = values > self.threshold
+        # Cells (TN, FP, FN, TP): negatives below / above the threshold, positives likewise.
+        cells = np.array([neg[~above].sum(), neg[above].sum(), pos[~above].sum(), pos[above].sum()])
+        self._store(calibration, cells, summary)
+        return self
+
+    def _store(
+        self, calibration: tuple[np.ndarray, ...], cells: np.ndarray, summary: ScoreSummary
+    ) -> None:
+        edges, pos, neg, concordance, se = calibration
+        confusion = ConfusionMatrix._from_matrix(cells.reshape(2, 2), [0, 1], weighted=False)
         self._fitted = {
-            "labels": [order[0], order[1]],
+            "labels": list(summary.labels),
             "edges": edges,
             "positives": pos,
             "negatives": neg,
             "concordance": concordance,
             "concordance_se": se,
             "reference_confusion": confusion,
-            "reference_scores": summary,
+            "reference_scores": summary.binned(_REFERENCE_AUC_BINS),
         }
-        return self
 
     @property
     def is_fitted(self) -> bool:
