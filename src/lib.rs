@@ -20,6 +20,8 @@ pub mod ensemble;
 pub mod labelfree;
 pub mod metrics;
 pub mod posterior;
+#[cfg(test)]
+mod proptests;
 pub mod rng;
 pub mod sampling;
 pub mod segments;

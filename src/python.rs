@@ -73,6 +73,7 @@ fn binary_metric_names() -> Vec<&'static str> {
 #[pyfunction]
 #[pyo3(signature = (cells, metrics, beta = 1.0, zero_division = 0.0))]
 fn binary_metric_values(
+    py: Python<'_>,
     cells: (f64, f64, f64, f64),
     metrics: Vec<String>,
     beta: f64,
@@ -80,7 +81,7 @@ fn binary_metric_values(
 ) -> PyResult<Vec<f64>> {
     let parsed = parse_metrics(&metrics, beta)?;
     let c = Cells::new(cells.0, cells.1, cells.2, cells.3);
-    Ok(metrics::evaluate(&c, &parsed, zero_division))
+    run(py, || Ok(metrics::evaluate(&c, &parsed, zero_division)))
 }
 
 /// Metric draws from p ~ Dirichlet(alpha), alpha = (tp, fp, tn, fn) + prior; shape (metrics, n).
@@ -134,6 +135,7 @@ fn square_matrix<'a>(counts: &'a PyReadonlyArray2<'_, f64>) -> PyResult<(Cow<'a,
 #[pyfunction]
 #[pyo3(signature = (counts, metrics, beta = 1.0, zero_division = 0.0))]
 fn multiclass_metric_values(
+    py: Python<'_>,
     counts: PyReadonlyArray2<'_, f64>,
     metrics: Vec<(String, String, usize)>,
     beta: f64,
@@ -141,12 +143,14 @@ fn multiclass_metric_values(
 ) -> PyResult<Vec<f64>> {
     let (values, k) = square_matrix(&counts)?;
     let parsed = parse_multiclass(&metrics, beta, k)?;
-    Ok(metrics::evaluate_multiclass(
-        &values,
-        k,
-        &parsed,
-        zero_division,
-    ))
+    run(py, || {
+        Ok(metrics::evaluate_multiclass(
+            &values,
+            k,
+            &parsed,
+            zero_division,
+        ))
+    })
 }
 
 /// Multiclass metric draws from p ~ Dirichlet(alpha) over K x K cells; shape (metrics, n).
@@ -275,10 +279,12 @@ fn equal_frequency_bins<'py>(
 /// Point (ROC AUC, average precision) of bins in ascending score order.
 #[pyfunction]
 fn auc_point(
+    py: Python<'_>,
     pos: PyReadonlyArray1<'_, f64>,
     neg: PyReadonlyArray1<'_, f64>,
 ) -> PyResult<(f64, f64)> {
-    auc::point_values(&slice(&pos), &slice(&neg)).map_err(|e| PyValueError::new_err(e.to_string()))
+    let (pos, neg) = (slice(&pos), slice(&neg));
+    run(py, || auc::point_values(&pos, &neg))
 }
 
 /// Binned Bayesian-bootstrap draws of (AUC, AP) rows, as requested.

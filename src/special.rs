@@ -599,11 +599,23 @@ fn polish_quantile(mut x: f64, p: f64, a: f64, b: f64, upper: bool) -> f64 {
     x.max(0.0)
 }
 
+/// Smallest positive Beta shape the exact functions accept. Below it `ln Γ(a)` and the
+/// continued fraction lose all precision (subnormal shapes give NaN), and such a prior carries
+/// no information a user could mean, so it is refused instead of answered wrongly.
+pub const MIN_POSITIVE_SHAPE: f64 = 1e-300;
+
 fn check_shapes(a: f64, b: f64) -> Result<()> {
     if !(a.is_finite() && b.is_finite() && a >= 0.0 && b >= 0.0) || (a == 0.0 && b == 0.0) {
         return Err(Error::invalid(format!(
             "Beta parameters must be finite, >= 0 and not both 0, got a={a}, b={b}"
         )));
+    }
+    for (name, value) in [("a", a), ("b", b)] {
+        if value > 0.0 && value < MIN_POSITIVE_SHAPE {
+            return Err(Error::invalid(format!(
+                "Beta parameter {name} must be 0 or at least {MIN_POSITIVE_SHAPE:e}, got {value:e}"
+            )));
+        }
     }
     Ok(())
 }

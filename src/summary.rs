@@ -130,6 +130,20 @@ pub fn hdi(samples: &[f64], ci: f64) -> Result<(f64, f64)> {
     Ok((unkey(low[i]), unkey(high[i])))
 }
 
+/// `lo + frac (hi − lo)` for `lo <= hi`, with the limits where that formula gives NaN: equal
+/// order statistics (including two infinities) interpolate to themselves, and an infinite end
+/// wins over a finite one (a likelihood-ratio posterior can hold `inf` draws).
+#[inline]
+fn lerp(lo: f64, hi: f64, frac: f64) -> f64 {
+    if lo == hi {
+        lo
+    } else if hi == f64::INFINITY || lo == f64::NEG_INFINITY {
+        if lo == f64::NEG_INFINITY { lo } else { hi }
+    } else {
+        lo + frac * (hi - lo)
+    }
+}
+
 /// Quantile with linear interpolation between order statistics (numpy's default method), by
 /// selection on integer keys; `scratch` is reordered.
 fn quantile_of_keys(scratch: &mut [i64], q: f64) -> Result<f64> {
@@ -146,7 +160,7 @@ fn quantile_of_keys(scratch: &mut [i64], q: f64) -> Result<f64> {
         return Ok(v_lo);
     }
     let v_hi = unkey(rest.iter().copied().min().unwrap_or(k_lo));
-    Ok(v_lo + frac * (v_hi - v_lo))
+    Ok(lerp(v_lo, v_hi, frac))
 }
 
 /// Several quantiles (each in [0, 1]) of unsorted samples (left untouched). Selection per
@@ -188,7 +202,7 @@ fn interpolated(n: usize, q: f64, stat: impl Fn(usize) -> f64) -> f64 {
     if frac == 0.0 || lo + 1 >= n {
         v_lo
     } else {
-        v_lo + frac * (stat(lo + 1) - v_lo)
+        lerp(v_lo, stat(lo + 1), frac)
     }
 }
 
@@ -220,7 +234,7 @@ pub fn summarize(samples: &[f64], ci: f64) -> Result<Summary> {
         let median = if frac == 0.0 {
             v_lo
         } else {
-            v_lo + frac * (unkey(scratch[lo + 1]) - v_lo)
+            lerp(v_lo, unkey(scratch[lo + 1]), frac)
         };
         let tail = 0.5 * (1.0 - ci);
         let stat = |i: usize| unkey(scratch[i]);
@@ -256,7 +270,7 @@ pub fn summarize(samples: &[f64], ci: f64) -> Result<Summary> {
         v_lo
     } else {
         let next = above.iter().copied().min().unwrap_or(high[0]);
-        v_lo + frac * (unkey(next) - v_lo)
+        lerp(v_lo, unkey(next), frac)
     };
     // Order statistic i is low[i] in the low tail, high[i - first_end] in the high one; the
     // ETI's quantiles (and their neighbours) are there unless the tails are very short.
@@ -371,6 +385,10 @@ pub fn mean_std(samples: &[f64]) -> (f64, f64) {
         return (f64::NAN, f64::NAN);
     }
     let mean = samples.iter().sum::<f64>() / n;
+    if mean.is_infinite() {
+        // Mass at infinity (a likelihood ratio with an empty cell): the spread is infinite too.
+        return (mean, f64::INFINITY);
+    }
     let var = samples.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
     (mean, var.sqrt())
 }
@@ -378,6 +396,22 @@ pub fn mean_std(samples: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn infinite_samples_interpolate_to_their_limits() {
+        let mut samples = vec![1.0; 80];
+        samples.extend([f64::INFINITY; 120]);
+        let s = summarize(&samples, 0.9).unwrap();
+        assert_eq!(s.median, f64::INFINITY);
+        assert_eq!(s.eti.1, f64::INFINITY);
+        assert!(!s.eti.0.is_nan());
+        let q = quantiles(
+            &[f64::NEG_INFINITY, 0.0, 1.0, f64::INFINITY],
+            &[0.1, 0.5, 0.9],
+        )
+        .unwrap();
+        assert_eq!(q, vec![f64::NEG_INFINITY, 0.5, f64::INFINITY]);
+    }
 
     #[test]
     fn summarize_gives_the_same_eti_as_eti() {
