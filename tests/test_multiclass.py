@@ -260,3 +260,19 @@ def test_multiclass_draws_are_identical_for_any_thread_count() -> None:
         for threads in (1, 2, 8)
     }
     assert len(outputs) == 1
+
+
+def test_metric_info_describes_every_multiclass_name_evaluate_returns() -> None:
+    y = np.array([0, 1, 2, 2, 1, 0, 2, 1])
+    scores = np.eye(3)[[0, 1, 2, 1, 1, 0, 2, 0]] * 0.8 + 0.2 / 3
+    names = ["f1_macro", "precision_weighted", "recall_micro", "recall[2]", "mcc", "roc_auc_macro"]
+    ev = pe.evaluate(y, y_score=scores, metrics=names, n_samples=200, rng=0)
+    for name, post in ev.items():
+        info = pe.metric_info(name)
+        assert info.name == name
+        assert info.bounds == post.bounds
+        assert info.needs_scores == name.startswith("roc_auc")
+        assert info.beta_cells is None or name == "mcc"
+    for bad in ("accuracy_macro", "roc_auc_micro", "nope[1]"):
+        with pytest.raises(ValueError, match="unknown metric"):
+            pe.metric_info(bad)

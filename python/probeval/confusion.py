@@ -53,11 +53,15 @@ def _python_value(value: Any) -> Any:
 def _distinct(array: np.ndarray) -> np.ndarray:
     """Sorted distinct values; O(n) for integers of a small range (labels usually are)."""
     if array.dtype.kind in "biu" and array.size:
-        low, high = int(array.min()), int(array.max())
-        if high - low < 1 << 16:
-            offsets = np.asarray(array, dtype=np.int64) - low
-            present = np.flatnonzero(np.bincount(offsets, minlength=high - low + 1))
-            return (present + low).astype(array.dtype)
+        # Work in a lossless 64-bit type of the same signedness: uint64 labels near 2**64
+        # must not overflow an int64 conversion.
+        wide = array.astype(np.uint64 if array.dtype.kind == "u" else np.int64)
+        low, high = wide.min(), wide.max()
+        if int(high) - int(low) < 1 << 16:
+            offsets = (wide - low).astype(np.int64)
+            present = np.flatnonzero(np.bincount(offsets, minlength=int(high - low) + 1))
+            distinct: np.ndarray = (present.astype(wide.dtype) + low).astype(array.dtype)
+            return distinct
     return np.unique(array)
 
 

@@ -528,6 +528,11 @@ def _gaps(
     return gaps
 
 
+#: Limits that keep a mistyped argument from running for days or exhausting memory.
+MAX_BOOTSTRAP_MEMBERS = 10_000
+MAX_BOOTSTRAP_FRACTION = 100.0
+
+
 def bootstrap_ensemble(
     estimator: Any,
     X: Any,
@@ -543,7 +548,8 @@ def bootstrap_ensemble(
 
     Needs scikit-learn (``pip install "probeval[sklearn]"``) for ``clone``. Each member gets
     its own resample (``fraction`` of the rows, drawn with replacement) and, when the estimator
-    has a ``random_state``, its own seed.
+    has a ``random_state``, its own seed. ``X`` and ``X_predict`` are 2-d feature arrays,
+    ``n_estimators`` is at most 10,000 and ``fraction`` at most 100.
     """
     try:
         from sklearn.base import clone
@@ -555,15 +561,23 @@ def bootstrap_ensemble(
         n_estimators, (int, np.integer)
     ):
         raise TypeError(f"n_estimators must be an integer, got {describe(n_estimators)}")
-    if n_estimators < 2:
-        raise ValueError(f"n_estimators must be at least 2, got {n_estimators}")
+    if not 2 <= n_estimators <= MAX_BOOTSTRAP_MEMBERS:
+        raise ValueError(
+            f"n_estimators must be between 2 and {MAX_BOOTSTRAP_MEMBERS:,}, got {n_estimators}"
+        )
     fraction = check_positive("fraction", fraction)
+    if fraction > MAX_BOOTSTRAP_FRACTION:
+        raise ValueError(f"fraction must be at most {MAX_BOOTSTRAP_FRACTION:g}, got {fraction!r}")
     if not hasattr(estimator, "fit") or not hasattr(estimator, "predict_proba"):
         raise TypeError(f"estimator must have fit and predict_proba, got {describe(estimator)}")
     X = np.asarray(X)
     y = np.asarray(y)
-    if X.shape[0] != y.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+    X_predict = np.asarray(X_predict)
+    for name, array in (("X", X), ("X_predict", X_predict)):
+        if array.ndim != 2 or array.shape[0] < 1:
+            raise ValueError(f"{name} must be a 2-d array with at least one row, got {array.shape}")
+    if y.ndim != 1 or X.shape[0] != y.shape[0]:
+        raise ValueError(f"y must be 1-d with one label per row of X ({X.shape[0]}), got {y.shape}")
     generator = np.random.default_rng(seed_from(rng))
     size = max(1, round(fraction * X.shape[0]))
     members = []

@@ -17,7 +17,7 @@ import math
 import re
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -158,7 +158,39 @@ def canonical_name(name: str) -> str:
 
 
 def metric_info(name: str) -> MetricInfo:
-    """Catalogue entry of a metric (aliases accepted)."""
+    """Catalogue entry of a metric (aliases accepted).
+
+    Multiclass names get the entry of their base metric with their own name and description:
+    ``f1_macro`` (averaged over classes, ``macro``/``weighted``/``micro``), ``recall[cat]``
+    (one class against the rest), ``roc_auc_macro``.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"metric names must be strings, got {name!r}")
+    key = name.strip().lower()
+    bracket = _CLASS_SYNTAX.match(name)
+    if bracket and ALIASES.get(bracket.group(1).lower(), bracket.group(1).lower()) in (
+        *PER_CLASS,
+        *SCORE_METRICS,
+    ):
+        info = _CATALOGUE[canonical_name(bracket.group(1))]
+        return replace(
+            info,
+            name=name.strip(),
+            description=f"{info.description}, class {bracket.group(2).strip()} against the rest",
+            beta_cells=None,
+        )
+    base, _, average = key.rpartition("_")
+    base = ALIASES.get(base, base)
+    if (base in PER_CLASS and average in AVERAGES) or (
+        base in SCORE_METRICS and average in ("macro", "weighted")
+    ):
+        info = _CATALOGUE[base]
+        return replace(
+            info,
+            name=key,
+            description=f"{info.description}, {average} average over classes",
+            beta_cells=None,
+        )
     return _CATALOGUE[canonical_name(name)]
 
 

@@ -19,6 +19,7 @@ from ._validation import (
 )
 from .intervals import beta_region, density_region
 from .kde import KDE, kde
+from .priors import MIN_PSEUDO_COUNT
 
 if TYPE_CHECKING:
     from .audit import LabelAudit
@@ -76,9 +77,21 @@ class ConfusionOrigin:
         return result[self.spec.name]
 
 
-def _as_points(x: Any) -> tuple[np.ndarray, bool]:
-    """Evaluation points as a contiguous float64 array, and whether the input was a scalar."""
-    array = np.asarray(x, dtype=np.float64)
+def _as_points(x: Any, name: str = "x") -> tuple[np.ndarray, bool]:
+    """Evaluation points as a contiguous float64 array, and whether the input was a scalar.
+    NaN is an error, not a silent NaN result."""
+    raw = np.asarray(x) if not isinstance(x, (str, bytes, dict)) else None
+    if raw is None or raw.dtype.kind not in "biufO":
+        # Strings, complex numbers and dates are not points on the metric's axis.
+        raise TypeError(f"{name} must be a number or an array of numbers, got {describe(x)}")
+    try:
+        array = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be a number or an array of numbers, got {describe(x)}"
+        ) from None
+    if np.isnan(array).any():
+        raise ValueError(f"{name} must not contain NaN, got {describe(x)}")
     scalar = array.ndim == 0
     return np.ascontiguousarray(array.reshape(-1)), scalar
 
@@ -183,6 +196,10 @@ class Posterior:
         for name, value in (("a", a_), ("b", b_)):
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+            if 0 < value < MIN_PSEUDO_COUNT:
+                raise ValueError(
+                    f"{name} must be 0 or at least {MIN_PSEUDO_COUNT:g}, got {value!r}"
+                )
         if a_ == 0 and b_ == 0:
             raise ValueError("Beta(0, 0) is improper; at least one parameter must be > 0")
         n = check_n_samples(n_samples)
@@ -235,6 +252,8 @@ class Posterior:
             a, b = self._beta
             s = a + b
             return a * b / (s * s * (s + 1.0))
+        if np.isinf(self.samples).any():
+            return math.inf  # mass at infinity: np.var would say nan
         return float(np.var(self.samples))
 
     def std(self) -> float:
@@ -253,8 +272,8 @@ class Posterior:
 
     def quantile(self, q: Any) -> Any:
         """Quantile(s) ``q`` in [0, 1]: exact for Beta posteriors, else numpy's linear rule."""
-        points, scalar = _as_points(q)
-        if np.isnan(points).any() or (points < 0).any() or (points > 1).any():
+        points, scalar = _as_points(q, "q")
+        if (points < 0).any() or (points > 1).any():
             raise ValueError(f"q must be in [0, 1], got {describe(q)}")
         if self._beta is not None:
             values = _core.beta_ppf(points, *self._beta)

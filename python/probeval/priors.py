@@ -32,6 +32,22 @@ __all__ = ["Prior", "resolve_prior"]
 
 NAMED_PRIORS = {"uniform": 1.0, "jeffreys": 0.5, "haldane": 0.0}
 
+#: Smallest positive pseudo-count accepted (the exact Beta functions' limit): below it a prior
+#: says nothing a user could mean and the special functions lose all precision.
+MIN_PSEUDO_COUNT = 1e-300
+
+
+def check_pseudo_counts(name: str, values: Any) -> None:
+    """Refuse positive pseudo-counts below :data:`MIN_PSEUDO_COUNT` with a clear error."""
+    array = np.asarray(values, dtype=float)
+    tiny = (array > 0) & (array < MIN_PSEUDO_COUNT)
+    if np.any(tiny):
+        raise ValueError(
+            f"{name} pseudo-counts must be 0 or at least {MIN_PSEUDO_COUNT:g}, "
+            f"got {float(array[tiny].flat[0])!r}"
+        )
+
+
 #: Position of each binary cell in the 2 x 2 matrix [[TN, FP], [FN, TP]].
 BINARY_CELL_INDEX = {"tn": (0, 0), "fp": (0, 1), "fn": (1, 0), "tp": (1, 1)}
 
@@ -153,6 +169,7 @@ def resolve_prior(prior: Any, n_classes: int) -> Prior:
         value = float(prior)
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"prior must be a finite number >= 0, got {prior!r}")
+        check_pseudo_counts("prior", value)
         return Prior(value, label="uniform" if value == 1.0 else f"{value:g} per cell")
     if isinstance(prior, Mapping):
         if n_classes != 2:
@@ -167,6 +184,7 @@ def resolve_prior(prior: Any, n_classes: int) -> Prior:
     if prior is None:
         raise TypeError("prior must be a number, a name, an array or a posterior, got None")
     matrix = as_count_matrix("prior", prior, whole=False)
+    check_pseudo_counts("prior", matrix)
     if matrix.shape[0] != n_classes:
         raise ValueError(
             f"prior has shape {matrix.shape} but the confusion matrix has {n_classes} classes"

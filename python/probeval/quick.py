@@ -26,7 +26,7 @@ from ._validation import (
     check_zero_division,
 )
 from .metrics import MetricSpec, resolve_metric
-from .priors import BINARY_CELL_INDEX
+from .priors import BINARY_CELL_INDEX, check_pseudo_counts
 
 __all__ = ["metric_interval", "metric_summary"]
 
@@ -67,6 +67,7 @@ def _prior(prior: Any) -> float:
     value = check_real("prior", prior)
     if not (math.isfinite(value) and value >= 0):
         raise ValueError(f"prior must be a finite number >= 0, got {value!r}")
+    check_pseudo_counts("prior", value)
     return value
 
 
