@@ -36,6 +36,27 @@ STAMPS = np.datetime64("2024-01-01") + np.arange(400).astype("timedelta64[h]")
 
 
 ENS = np.array([[0.1, 0.6, 0.5], [0.3, 0.8, 0.4]])
+X2 = np.arange(40.0).reshape(20, 2)
+Y2 = np.array([0, 1] * 10)
+
+
+class _Rate:
+    """A minimal scikit-learn-style classifier (predicts the training rate of class 1)."""
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {}
+
+    def set_params(self, **params: Any) -> _Rate:
+        return self
+
+    def fit(self, x: Any, y: Any) -> _Rate:
+        self.classes_ = np.unique(y)
+        self.rate_ = float(np.mean(y == self.classes_[-1]))
+        return self
+
+    def predict_proba(self, x: Any) -> np.ndarray:
+        n = len(x)
+        return np.column_stack([np.full(n, 1 - self.rate_), np.full(n, self.rate_)])
 
 
 CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
@@ -1076,6 +1097,43 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         ValueError,
         "per bin",
     ),
+    ("evaluate-prior-subnormal", _ev(prior=1e-310), ValueError, "prior"),
+    ("evaluate-prior-matrix-tiny", _ev(prior=np.full((2, 2), 1e-305)), ValueError, "prior"),
+    (
+        "metric-interval-prior-tiny",
+        lambda: pe.metric_interval("precision", tp=3, fp=1, prior=1e-310),
+        ValueError,
+        "prior",
+    ),
+    ("from-beta-tiny-a", lambda: pe.Posterior.from_beta(1e-310, 2.0), ValueError, "a must"),
+    ("from-beta-tiny-b", lambda: pe.Posterior.from_beta(2.0, 5e-324), ValueError, "b must"),
+    ("posterior-pdf-str", lambda: POST.pdf(np.array(["0.5"])), TypeError, "x must"),
+    ("posterior-cdf-complex", lambda: EXACT.cdf(np.array([0.5j])), TypeError, "x must"),
+    ("posterior-quantile-date", lambda: EXACT.quantile(np.datetime64("2024")), TypeError, "q"),
+    (
+        "bootstrap-members-huge",
+        lambda: pe.bootstrap_ensemble(_Rate(), X2, Y2, X2, n_estimators=10**9),
+        ValueError,
+        "n_estimators",
+    ),
+    (
+        "bootstrap-fraction-huge",
+        lambda: pe.bootstrap_ensemble(_Rate(), X2, Y2, X2, fraction=1e9),
+        ValueError,
+        "fraction",
+    ),
+    (
+        "bootstrap-x-predict-0d",
+        lambda: pe.bootstrap_ensemble(_Rate(), X2, Y2, 3.0),
+        ValueError,
+        "X_predict",
+    ),
+    (
+        "bootstrap-y-2d",
+        lambda: pe.bootstrap_ensemble(_Rate(), X2, Y2.reshape(-1, 1), X2),
+        ValueError,
+        "y must",
+    ),
     ("cm-posterior-auc-macro", lambda: M3.posterior("roc_auc_macro"), ValueError, "needs scores"),
     (
         "multiclass-random-baseline",
@@ -1086,6 +1144,176 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         "random baseline",
     ),
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated rows: every array parameter x every class of bad array, and every n_samples / ci
+# parameter x every class of bad number. The expected error depends on what the parameter holds.
+
+Y6 = np.array([0, 1, 1, 0, 1, 0])
+P6 = np.array([0, 1, 0, 0, 1, 1])
+S6 = np.array([0.1, 0.9, 0.4, 0.2, 0.7, 0.6])
+BY6 = np.array(["a", "a", "b", "b", "c", "c"])
+ENS6 = np.array([[0.1, 0.6, 0.5, 0.2, 0.3, 0.9], [0.3, 0.8, 0.4, 0.1, 0.2, 0.7]])
+
+#: (id, parameter, what it holds, call with the value in that parameter)
+ARRAY_PARAMETERS: list[tuple[str, str, str, Callable[[Any], Any]]] = [
+    ("evaluate", "y_true", "labels", lambda v: pe.evaluate(v, P6)),
+    ("evaluate", "y_pred", "labels", lambda v: pe.evaluate(Y6, v)),
+    ("evaluate", "y_score", "probabilities", lambda v: pe.evaluate(Y6, y_score=v)),
+    ("evaluate", "sample_weight", "weights", lambda v: pe.evaluate(Y6, P6, sample_weight=v)),
+    ("evaluate_by", "y_true", "labels", lambda v: pe.evaluate_by(v, P6, by=BY6, n_samples=9)),
+    ("evaluate_by", "by", "labels", lambda v: pe.evaluate_by(Y6, P6, by=v, n_samples=9)),
+    (
+        "evaluate_by",
+        "y_score",
+        "probabilities",
+        lambda v: pe.evaluate_by(Y6, y_score=v, by=BY6, n_samples=9),
+    ),
+    (
+        "evaluate_by",
+        "sample_weight",
+        "weights",
+        lambda v: pe.evaluate_by(Y6, P6, by=BY6, sample_weight=v, n_samples=9),
+    ),
+    ("from_predictions", "y_pred", "labels", lambda v: pe.ConfusionMatrix.from_predictions(Y6, v)),
+    ("from_scores", "y_score", "probabilities", lambda v: pe.ConfusionMatrix.from_scores(Y6, v)),
+    ("compare_paired", "y_pred_a", "labels", lambda v: pe.compare_paired(Y6, v, P6, n_samples=9)),
+    ("compare_paired", "y_pred_b", "labels", lambda v: pe.compare_paired(Y6, P6, v, n_samples=9)),
+    ("score_summary", "y_true", "labels", lambda v: pe.ScoreSummary.from_scores(v, S6)),
+    ("score_summary", "y_score", "scores", lambda v: pe.ScoreSummary.from_scores(Y6, v)),
+    ("labelfree_fit", "y_score", "probabilities", lambda v: pe.LabelFreeEstimator().fit(Y6, v)),
+    ("labelfree_estimate", "y_score", "probabilities", lambda v: LF.estimate(v, n_samples=9)),
+    ("ensemble_report", "y_true", "labels", lambda v: pe.ensemble_report(ENS6, v, n_samples=9)),
+    (
+        "ensemble_report",
+        "groups",
+        "labels",
+        lambda v: pe.ensemble_report(ENS6, groups=v, n_samples=9),
+    ),
+    ("hdi", "samples", "scores", lambda v: pe.hdi(v)),
+    ("eti", "samples", "scores", lambda v: pe.eti(v)),
+    ("kde", "samples", "scores", lambda v: pe.kde(v)),
+    ("from_samples", "samples", "probabilities", lambda v: pe.Posterior.from_samples(v)),
+]
+
+_NUMERIC = ("probabilities", "weights", "scores")
+
+#: (class id, value, {holds: expected error}) — holds missing from the mapping are not bad
+#: for that class (e.g. strings are fine labels, 2**63 - 1 is a fine score).
+ARRAY_CLASSES: list[tuple[str, Any, dict[str, type[Exception]]]] = [
+    ("0d", np.array(1), dict.fromkeys(("labels", *_NUMERIC), ValueError)),
+    ("2d", Y6.reshape(6, 1), dict.fromkeys(("labels", *_NUMERIC), ValueError)),
+    ("empty", np.array([]), dict.fromkeys(("labels", *_NUMERIC), ValueError)),
+    ("short", Y6[:4], dict.fromkeys(("labels", *_NUMERIC), ValueError)),
+    ("nan", np.full(6, np.nan), dict.fromkeys(("labels", *_NUMERIC), ValueError)),
+    ("inf", np.full(6, np.inf), dict.fromkeys(("labels", *_NUMERIC), ValueError)),
+    (
+        "object-with-none",
+        np.array([0, None, 1, 0, 1, 0], dtype=object),
+        {"labels": ValueError, **dict.fromkeys(_NUMERIC, TypeError)},
+    ),
+    ("complex", Y6.astype(complex), dict.fromkeys(("labels", *_NUMERIC), TypeError)),
+    ("str", np.array(list("011010")), dict.fromkeys(_NUMERIC, TypeError)),
+    (
+        "datetime",
+        np.array(["2024-01-01"] * 6, dtype="datetime64[D]"),
+        dict.fromkeys(_NUMERIC, TypeError),
+    ),
+    ("python-bigint", [2**70] * 6, dict.fromkeys(_NUMERIC, TypeError)),
+    ("int64-max", np.full(6, 2**63 - 1, dtype=np.int64), {"probabilities": ValueError}),
+    ("uint64-max", np.full(6, 2**64 - 1, dtype=np.uint64), {"probabilities": ValueError}),
+    ("negative", -S6, {"probabilities": ValueError, "weights": ValueError}),
+    ("dict", {"a": 1}, dict.fromkeys(("labels", *_NUMERIC), ValueError)),
+]
+
+
+def _fixed(call: Callable[[Any], Any], value: Any) -> Callable[[], Any]:
+    return lambda: call(value)
+
+
+for _function, _parameter, _holds, _call in ARRAY_PARAMETERS:
+    for _class, _value, _expected in ARRAY_CLASSES:
+        standalone = _function in {"labelfree_estimate", "hdi", "eti", "kde", "from_samples"}
+        if _holds in _expected and not (_class == "short" and standalone):
+            CASES.append(
+                (
+                    f"generated-{_function}-{_parameter}-{_class}",
+                    _fixed(_call, _value),
+                    _expected[_holds],
+                    _parameter,
+                )
+            )
+
+#: Functions with an ``n_samples`` parameter, called with the value given.
+N_SAMPLES_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("evaluate", lambda v: pe.evaluate(Y6, P6, n_samples=v)),
+    ("evaluate_by", lambda v: pe.evaluate_by(Y6, P6, by=BY6, n_samples=v)),
+    ("compare", lambda v: pe.compare(POST, POST, n_samples=v)),
+    ("compare_paired", lambda v: pe.compare_paired(Y6, P6, P6, n_samples=v)),
+    ("vs_random", lambda v: pe.vs_random(CM, "f1", n_samples=v)),
+    ("metric_summary", lambda v: pe.metric_summary("f1", tp=3, fp=1, tn=4, fn=2, n_samples=v)),
+    ("ensemble_report", lambda v: pe.ensemble_report(ENS6, n_samples=v)),
+    ("labelfree_estimate", lambda v: LF.estimate(REF_S, n_samples=v)),
+    (
+        "score_summary_posterior",
+        lambda v: pe.ScoreSummary.from_scores(Y6, S6).posterior(n_samples=v),
+    ),
+    ("from_beta", lambda v: pe.Posterior.from_beta(2.0, 3.0, n_samples=v)),
+    (
+        "segment_counts_evaluate",
+        lambda v: pe.SegmentCounts.from_rows(Y6, P6, by=BY6).evaluate(n_samples=v),
+    ),
+]
+
+N_SAMPLES_CLASSES: list[tuple[str, Any, type[Exception]]] = [
+    ("huge", 10**12, ValueError),
+    ("uint64-max", np.uint64(2**64 - 1), ValueError),
+    ("zero", 0, ValueError),
+    ("negative", -5, ValueError),
+    ("float", 100.0, TypeError),
+    ("bool", True, TypeError),
+    ("str", "100", TypeError),
+    ("array", np.array([100]), TypeError),
+]
+
+for _function, _call in N_SAMPLES_PARAMETERS:
+    for _class, _value, _error in N_SAMPLES_CLASSES:
+        CASES.append(
+            (
+                f"generated-{_function}-n_samples-{_class}",
+                _fixed(_call, _value),
+                _error,
+                "n_samples",
+            )
+        )
+
+#: Functions with a credible-mass parameter ``ci``.
+CI_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("summary", lambda v: EXACT.summary(ci=v)),
+    ("hdi", lambda v: pe.hdi(S6, v)),
+    ("eti", lambda v: pe.eti(S6, v)),
+    ("posterior_hdi", lambda v: POST.hdi(v)),
+    ("metric_interval", lambda v: pe.metric_interval("precision", tp=3, fp=1, ci=v)),
+    ("metric_summary", lambda v: pe.metric_summary("f1", tp=3, fp=1, tn=4, fn=2, ci=v)),
+    ("evaluate_by", lambda v: pe.evaluate_by(Y6, P6, by=BY6, n_samples=9, ci=v)),
+    ("decide", lambda v: pe.decide(POST, rope=(0.0, 0.5), ci=v)),
+    ("ensemble_report", lambda v: pe.ensemble_report(ENS6, n_samples=9, ci=v)),
+]
+
+CI_CLASSES: list[tuple[str, Any, type[Exception]]] = [
+    ("zero", 0.0, ValueError),
+    ("one", 1.0, ValueError),
+    ("above-one", 1.5, ValueError),
+    ("negative", -0.1, ValueError),
+    ("nan", float("nan"), ValueError),
+    ("str", "0.9", TypeError),
+    ("bool", True, TypeError),
+]
+
+for _function, _call in CI_PARAMETERS:
+    for _class, _value, _error in CI_CLASSES:
+        CASES.append((f"generated-{_function}-ci-{_class}", _fixed(_call, _value), _error, "ci"))
 
 
 @pytest.mark.parametrize(

@@ -537,6 +537,29 @@ def test_ensemble_reports_are_finite_and_in_range(
         assert np.isfinite([low, high]).all()
 
 
+class _Mean:
+    """The smallest scikit-learn-style classifier: predicts the training rate of class 1."""
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {}
+
+    def set_params(self, **params: Any) -> _Mean:
+        return self
+
+    def fit(self, x: Any, y: Any) -> _Mean:
+        self.classes_ = np.unique(y)
+        self.rate_ = float(np.mean(y == self.classes_[-1]))
+        return self
+
+    def predict_proba(self, x: Any) -> np.ndarray:
+        n = len(x)
+        return np.column_stack([np.full(n, 1 - self.rate_), np.full(n, self.rate_)])
+
+
+X = np.arange(40.0).reshape(20, 2)
+Y = np.array([0, 1] * 10)
+
+
 @given(value=hostile)
 def test_hostile_values_for_ensembles(value: Any) -> None:
     proba = np.array([[0.2, 0.7, 0.5], [0.4, 0.9, 0.1]])
@@ -550,7 +573,114 @@ def test_hostile_values_for_ensembles(value: Any) -> None:
         lambda: pe.ensemble_report(proba, ratio_rope=value),
         lambda: pe.ensemble_report(proba, ci=value),
         lambda: pe.ensemble_report(proba, n_samples=value),
+        lambda: pe.bootstrap_ensemble(_Mean(), X, Y, X, n_estimators=value),
+        lambda: pe.bootstrap_ensemble(_Mean(), X, Y, X, fraction=value),
+        lambda: pe.bootstrap_ensemble(_Mean(), value, Y, X),
+        lambda: pe.bootstrap_ensemble(_Mean(), X, value, X),
+        lambda: pe.bootstrap_ensemble(_Mean(), X, Y, value),
+        lambda: pe.bootstrap_ensemble(value, X, Y, X),
     ]
     for call in calls:
         with contextlib.suppress(*DOCUMENTED):
             call()
+
+
+def _check_result(result: Any) -> None:
+    """A call that did not raise must return something usable: no NaN where a value is due."""
+    if isinstance(result, pe.Posterior):
+        _check_posterior(result)
+    elif isinstance(result, tuple) and all(isinstance(v, float) for v in result):
+        assert not any(math.isnan(v) for v in result)
+    elif isinstance(result, dict):
+        for value in result.values():
+            if isinstance(value, float):
+                assert not math.isnan(value)
+
+
+def _attempt(*calls: Any) -> None:
+    for call in calls:
+        try:
+            result = call()
+        except DOCUMENTED:
+            continue
+        _check_result(result)
+
+
+@given(value=hostile)
+def test_hostile_values_for_quick_paths(value: Any) -> None:
+    cm = pe.ConfusionMatrix.from_counts(tp=3, fp=1, tn=4, fn=2)
+    _attempt(
+        lambda: pe.metric_interval("precision", tp=value, fp=1),
+        lambda: pe.metric_interval("precision", tp=3, fp=1, ci=value),
+        lambda: pe.metric_interval("precision", tp=3, fp=1, prior=value),
+        lambda: pe.metric_interval("precision", tp=3, fp=1, kind=value),
+        lambda: pe.metric_interval(value, tp=3, fp=1),
+        lambda: pe.metric_summary("f1", tp=3, fp=1, tn=value, fn=2, n_samples=100, rng=0),
+        lambda: pe.metric_summary("f1", tp=3, fp=1, tn=4, fn=2, n_samples=value, rng=0),
+        lambda: pe.metric_summary("f1", tp=3, fp=1, tn=4, fn=2, n_samples=100, beta=value),
+        lambda: pe.metric_summary("f1", tp=3, fp=1, tn=4, fn=2, n_samples=100, rng=value),
+        lambda: pe.vs_random(cm, "f1", rope=value, n_samples=200, rng=0),
+        lambda: pe.vs_random(cm, value, n_samples=200, rng=0),
+        lambda: pe.vs_random(value, "f1", n_samples=200, rng=0),
+        lambda: pe.eti(value),
+        lambda: pe.eti([0.1, 0.5, 0.9], value),
+        lambda: pe.metric_info(value),
+    )
+
+
+@given(value=hostile)
+def test_hostile_values_for_segments(value: Any) -> None:
+    y = [0, 1, 1, 0, 1, 0]
+    p = [0, 1, 0, 0, 1, 1]
+    by = ["a", "a", "b", "b", "c", "c"]
+    counts = pe.SegmentCounts.from_rows(y, p, by=by)
+    _attempt(
+        lambda: pe.evaluate_by(value, p, by=by, n_samples=50, rng=0),
+        lambda: pe.evaluate_by(y, value, by=by, n_samples=50, rng=0),
+        lambda: pe.evaluate_by(y, p, by=value, n_samples=50, rng=0),
+        lambda: pe.evaluate_by(y, p, by=by, n_samples=value, rng=0),
+        lambda: pe.evaluate_by(y, p, by=by, n_samples=50, prior=value),
+        lambda: pe.evaluate_by(y, p, by=by, n_samples=50, ci=value),
+        lambda: pe.evaluate_by(y, p, by=by, n_samples=50, metrics=value),
+        lambda: pe.evaluate_by(counts=value, n_samples=50, rng=0),
+        lambda: pe.evaluate_by(counts=counts.counts, segments=value, n_samples=50, rng=0),
+        lambda: pe.SegmentCounts.from_dict(value),
+        lambda: pe.SegmentCounts(value, [0, 1], counts.counts),
+        lambda: counts + value,
+    )
+
+
+@given(
+    cells=st.lists(st.tuples(counts, counts, counts, counts).map(list), min_size=1, max_size=12),
+    metrics=metric_lists,
+    prior=priors,
+)
+def test_segment_summaries_are_finite_and_in_range(
+    cells: list[list[int]], metrics: list[str], prior: Any
+) -> None:
+    matrices = np.array([[[tn, fp], [fn, tp]] for tp, fp, tn, fn in cells], dtype=float)
+    result = pe.evaluate_by(
+        counts=matrices, metrics=metrics, prior=prior, n_samples=200, rng=0, summaries_only=True
+    )
+    for name in metrics:
+        info = pe.metric_info(name)
+        table = result[name]
+        low, high = info.lower, info.upper
+        for key in ("mean", "hdi_low", "hdi_high"):
+            values = table[key]
+            finite = values[np.isfinite(values)]
+            assert not np.isnan(values).any(), (name, key, values)
+            assert (finite >= low - 1e-12).all(), (name, key)
+            assert (finite <= high + 1e-12).all(), (name, key)
+        assert (table["hdi_low"] <= table["hdi_high"]).all()
+
+
+@given(
+    tp=counts, fp=counts, prior=st.floats(min_value=1e-3, max_value=50.0), ci=st.floats(0.01, 0.999)
+)
+def test_metric_interval_is_an_ordered_probability_interval(
+    tp: int, fp: int, prior: float, ci: float
+) -> None:
+    for kind in ("hdi", "eti"):
+        low, high = pe.metric_interval("precision", tp=tp, fp=fp, prior=prior, ci=ci, kind=kind)
+        assert 0.0 <= low <= high <= 1.0

@@ -5,6 +5,50 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+__all__ = [
+    "BLOCK_SIZE",
+    "MAX_OUTPUT",
+    "auc_draws",
+    "auc_draws_per_row",
+    "auc_point",
+    "audited_metric_draws",
+    "beta_cdf",
+    "beta_draws",
+    "beta_eti",
+    "beta_hdi",
+    "beta_isf",
+    "beta_mode",
+    "beta_pdf",
+    "beta_ppf",
+    "beta_sf",
+    "binary_metric_draws",
+    "binary_metric_names",
+    "binary_metric_values",
+    "derive_seed",
+    "dirichlet_draws",
+    "ensemble_statistic_names",
+    "ensemble_stats",
+    "equal_frequency_bins",
+    "labelfree_chunk_stats",
+    "labelfree_estimate",
+    "labelfree_fit",
+    "labelfree_fit_counts",
+    "linear_binning",
+    "multiclass_auc_draws",
+    "multiclass_metric_draws",
+    "multiclass_metric_values",
+    "paired_metric_draws",
+    "sample_eti",
+    "sample_hdi",
+    "sample_moments",
+    "sample_quantiles",
+    "sample_summary",
+    "segment_counts",
+    "segment_draws",
+    "segment_summaries",
+    "unique_scores",
+]
+
 BLOCK_SIZE: int
 MAX_OUTPUT: int
 
