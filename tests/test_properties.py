@@ -684,3 +684,40 @@ def test_metric_interval_is_an_ordered_probability_interval(
     for kind in ("hdi", "eti"):
         low, high = pe.metric_interval("precision", tp=tp, fp=fp, prior=prior, ci=ci, kind=kind)
         assert 0.0 <= low <= high <= 1.0
+
+
+@given(value=hostile)
+def test_hostile_values_for_result_objects(value: Any) -> None:
+    """Methods of the objects probeval returns validate their arguments like the functions."""
+    y = [0, 1, 1, 0, 1, 0]
+    pred = [0, 1, 0, 0, 1, 1]
+    ev = pe.evaluate(y, pred, n_samples=100, rng=0)
+    post = ev["f1"]
+    comparison = pe.compare(post, ev["accuracy"], n_samples=100, rng=1)
+    segments = pe.evaluate_by(y, pred, by=["a", "a", "b", "b", "c", "c"], n_samples=50, rng=2)
+    cm = pe.ConfusionMatrix.from_predictions(y, pred)
+    _attempt(
+        lambda: ev[value],
+        lambda: ev.summary(ci=value),
+        lambda: ev.get(value),
+        lambda: post.interval(value),
+        lambda: post.width(value),
+        lambda: post.prob_below(value),
+        lambda: post.cdf(value),
+        lambda: post.kde(bandwidth=value),
+        lambda: post.random_baseline(n_samples=value),
+        lambda: post.interval(0.9, kind=value),
+        lambda: comparison.hdi(value),
+        lambda: comparison.eti(value),
+        lambda: comparison.decide(value),
+        lambda: comparison.summary(ci=value),
+        lambda: segments.posterior(value, "f1"),
+        lambda: segments.posterior("a", value),
+        lambda: cm.observed(value),
+        lambda: cm.posterior(value),
+        lambda: cm.posterior("f1", prior=value, n_samples=50),
+        lambda: cm.posterior("f1", n_samples=50, zero_division=value),
+        lambda: comparison.decide(0.9, precision=value),
+        lambda: pe.ConfusionMatrix.from_dict(value),
+        lambda: pe.Prior(value).dirichlet(np.ones((2, 2))),
+    )
