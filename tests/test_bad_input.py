@@ -14,6 +14,8 @@ import pytest
 
 import probeval as pe
 
+from ._classifiers import RateClassifier
+
 CM = pe.ConfusionMatrix.from_counts(tp=5, fp=3, tn=8, fn=1)
 Y = np.array([0, 1, 1, 0, 1])
 P = np.array([0, 1, 0, 0, 1])
@@ -38,26 +40,6 @@ STAMPS = np.datetime64("2024-01-01") + np.arange(400).astype("timedelta64[h]")
 ENS = np.array([[0.1, 0.6, 0.5], [0.3, 0.8, 0.4]])
 X2 = np.arange(40.0).reshape(20, 2)
 Y2 = np.array([0, 1] * 10)
-
-
-class _Rate:
-    """A minimal scikit-learn-style classifier (predicts the training rate of class 1)."""
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {}
-
-    def set_params(self, **params: Any) -> _Rate:
-        return self
-
-    def fit(self, x: Any, y: Any) -> _Rate:
-        self.classes_ = np.unique(y)
-        self.rate_ = float(np.mean(y == self.classes_[-1]))
-        return self
-
-    def predict_proba(self, x: Any) -> np.ndarray:
-        n = len(x)
-        return np.column_stack([np.full(n, 1 - self.rate_), np.full(n, self.rate_)])
-
 
 CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     # evaluate: arrays
@@ -1112,25 +1094,25 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("posterior-quantile-date", lambda: EXACT.quantile(np.datetime64("2024")), TypeError, "q"),
     (
         "bootstrap-members-huge",
-        lambda: pe.bootstrap_ensemble(_Rate(), X2, Y2, X2, n_estimators=10**9),
+        lambda: pe.bootstrap_ensemble(RateClassifier(), X2, Y2, X2, n_estimators=10**9),
         ValueError,
         "n_estimators",
     ),
     (
         "bootstrap-fraction-huge",
-        lambda: pe.bootstrap_ensemble(_Rate(), X2, Y2, X2, fraction=1e9),
+        lambda: pe.bootstrap_ensemble(RateClassifier(), X2, Y2, X2, fraction=1e9),
         ValueError,
         "fraction",
     ),
     (
         "bootstrap-x-predict-0d",
-        lambda: pe.bootstrap_ensemble(_Rate(), X2, Y2, 3.0),
+        lambda: pe.bootstrap_ensemble(RateClassifier(), X2, Y2, 3.0),
         ValueError,
         "X_predict",
     ),
     (
         "bootstrap-y-2d",
-        lambda: pe.bootstrap_ensemble(_Rate(), X2, Y2.reshape(-1, 1), X2),
+        lambda: pe.bootstrap_ensemble(RateClassifier(), X2, Y2.reshape(-1, 1), X2),
         ValueError,
         "y must",
     ),

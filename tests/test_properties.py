@@ -19,6 +19,8 @@ import probeval as pe
 from probeval import _core
 from probeval.metrics import BINARY_METRICS
 
+from ._classifiers import RateClassifier
+
 DOCUMENTED = (ValueError, TypeError, KeyError)
 
 counts = st.integers(min_value=0, max_value=10**12)
@@ -537,25 +539,6 @@ def test_ensemble_reports_are_finite_and_in_range(
         assert np.isfinite([low, high]).all()
 
 
-class _Mean:
-    """The smallest scikit-learn-style classifier: predicts the training rate of class 1."""
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        return {}
-
-    def set_params(self, **params: Any) -> _Mean:
-        return self
-
-    def fit(self, x: Any, y: Any) -> _Mean:
-        self.classes_ = np.unique(y)
-        self.rate_ = float(np.mean(y == self.classes_[-1]))
-        return self
-
-    def predict_proba(self, x: Any) -> np.ndarray:
-        n = len(x)
-        return np.column_stack([np.full(n, 1 - self.rate_), np.full(n, self.rate_)])
-
-
 X = np.arange(40.0).reshape(20, 2)
 Y = np.array([0, 1] * 10)
 
@@ -573,11 +556,11 @@ def test_hostile_values_for_ensembles(value: Any) -> None:
         lambda: pe.ensemble_report(proba, ratio_rope=value),
         lambda: pe.ensemble_report(proba, ci=value),
         lambda: pe.ensemble_report(proba, n_samples=value),
-        lambda: pe.bootstrap_ensemble(_Mean(), X, Y, X, n_estimators=value),
-        lambda: pe.bootstrap_ensemble(_Mean(), X, Y, X, fraction=value),
-        lambda: pe.bootstrap_ensemble(_Mean(), value, Y, X),
-        lambda: pe.bootstrap_ensemble(_Mean(), X, value, X),
-        lambda: pe.bootstrap_ensemble(_Mean(), X, Y, value),
+        lambda: pe.bootstrap_ensemble(RateClassifier(), X, Y, X, n_estimators=value),
+        lambda: pe.bootstrap_ensemble(RateClassifier(), X, Y, X, fraction=value),
+        lambda: pe.bootstrap_ensemble(RateClassifier(), value, Y, X),
+        lambda: pe.bootstrap_ensemble(RateClassifier(), X, value, X),
+        lambda: pe.bootstrap_ensemble(RateClassifier(), X, Y, value),
         lambda: pe.bootstrap_ensemble(value, X, Y, X),
     ]
     for call in calls:
