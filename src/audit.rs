@@ -17,7 +17,7 @@
 
 use crate::metrics::Metric;
 use crate::posterior::{alloc_output, check_draws, fill_blocks};
-use crate::sampling::{Beta, Gamma, Sampler};
+use crate::sampling::{Beta, Gamma, MAX_SHAPE, Sampler};
 use crate::{Error, Result};
 
 /// Audit of the four cells in the order (TP, FP, TN, FN). A cell with `audited[c] == false`
@@ -82,11 +82,11 @@ pub fn audited_metric_draws(
     if counts
         .iter()
         .chain(&alpha0)
-        .any(|v| !(v.is_finite() && *v >= 0.0))
+        .any(|v| !(v.is_finite() && *v >= 0.0 && *v <= MAX_SHAPE))
     {
-        return Err(Error::invalid(
-            "counts and pseudo-counts must be finite and >= 0",
-        ));
+        return Err(Error::invalid(format!(
+            "counts and pseudo-counts must be finite, >= 0 and at most {MAX_SHAPE:e}"
+        )));
     }
     check_draws(n_draws, metrics.len())?;
     let rates = audit.rate_posteriors()?;
@@ -95,11 +95,11 @@ pub fn audited_metric_draws(
         .any(|m| matches!(m, AuditedMetric::Sampled(_)));
     for m in metrics {
         if let AuditedMetric::Proportion { a0, b0, .. } = m
-            && !(a0.is_finite() && b0.is_finite() && *a0 >= 0.0 && *b0 >= 0.0)
+            && !((0.0..=MAX_SHAPE).contains(a0) && (0.0..=MAX_SHAPE).contains(b0))
         {
-            return Err(Error::invalid(
-                "prior pseudo-counts must be finite and >= 0",
-            ));
+            return Err(Error::invalid(format!(
+                "prior pseudo-counts must be finite, >= 0 and at most {MAX_SHAPE:e}"
+            )));
         }
     }
     // Masks as 0/1 weights: a metric's successes are a dot product with the corrected cells.

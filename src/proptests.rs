@@ -33,6 +33,8 @@ fn count() -> impl Strategy<Value = f64> {
         0.0f64..10.0,
         0.0f64..1e6,
         Just(1e12),
+        Just(1e99),
+        Just(1e150),
     ]
 }
 
@@ -56,7 +58,14 @@ fn in_range(m: Metric, v: f64) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        // A fixed seed: CI must not pass or fail by luck. Raise PROPTEST_CASES (or change the
+        // seed) locally to explore further.
+        rng_seed: proptest::test_runner::RngSeed::Fixed(20_261_121),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn binning_conserves_counts(
@@ -84,7 +93,10 @@ proptest! {
     #[test]
     fn dirichlet_draws_lie_on_the_simplex(alpha in proptest::collection::vec(count(), 1..8)) {
         match posterior::dirichlet_draws(&alpha, 64, 3) {
-            Err(_) => prop_assert!(alpha.iter().all(|a| *a == 0.0)),
+            Err(_) => prop_assert!(
+                alpha.iter().all(|a| *a == 0.0)
+                    || alpha.iter().any(|a| *a > crate::sampling::MAX_SHAPE)
+            ),
             Ok(draws) => {
                 for draw in draws.chunks(alpha.len()) {
                     let sum: f64 = draw.iter().sum();

@@ -93,12 +93,24 @@ pub struct Gamma {
     exponential: bool,
 }
 
+/// Largest gamma shape (a Dirichlet or Beta parameter: counts plus prior) accepted. Draws are
+/// about the size of their shape, and the metric formulas multiply two or four of them: above
+/// ~1e150 those products overflow to inf and a scale-invariant metric becomes inf/inf = NaN.
+/// 1e100 leaves room for sums over a million cells and is far beyond any real count.
+pub const MAX_SHAPE: f64 = 1e100;
+
 impl Gamma {
-    /// Sampler for Gamma(shape, 1); `shape` must be finite and >= 0.
+    /// Sampler for Gamma(shape, 1); `shape` must be finite, >= 0 and at most [`MAX_SHAPE`].
     pub fn new(shape: f64) -> Result<Self> {
         if !(shape.is_finite() && shape >= 0.0) {
             return Err(Error::invalid(format!(
                 "gamma shape must be finite and >= 0, got {shape}"
+            )));
+        }
+        if shape > MAX_SHAPE {
+            return Err(Error::invalid(format!(
+                "Dirichlet/Beta parameters (counts plus prior) must be at most {MAX_SHAPE:e}, \
+                 got {shape:e}"
             )));
         }
         if shape == 0.0 {
