@@ -511,6 +511,58 @@ mod tests {
         }
     }
 
+    /// numpy's linear-interpolation quantile of sorted data.
+    fn sorted_quantile(sorted: &[f64], q: f64) -> f64 {
+        interpolated(sorted.len(), q, |i| sorted[i])
+    }
+
+    #[test]
+    fn large_inputs_agree_with_sorting_for_hostile_patterns() {
+        let mut rng = stream(21, 0);
+        let n = 65_536;
+        type Pattern = (&'static str, Box<dyn Fn(usize, f64) -> f64>);
+        let patterns: [Pattern; 5] = [
+            ("uniform", Box::new(|_, u| u)),
+            ("beta-like", Box::new(|_, u| 0.6 + 0.05 * (u - 0.5).powi(3))),
+            ("ties", Box::new(|_, u| (u * 7.0).floor())),
+            // Periodic outliers: a pattern that defeats strided-subsample shortcuts.
+            (
+                "stride-aligned outliers",
+                Box::new(|i, u| if i % 32 == 0 { 1e6 } else { u }),
+            ),
+            (
+                "infinite tails",
+                Box::new(|i, u| match i % 1000 {
+                    0 => f64::INFINITY,
+                    1 => f64::NEG_INFINITY,
+                    _ => u,
+                }),
+            ),
+        ];
+        for (name, f) in &patterns {
+            let data: Vec<f64> = (0..n).map(|i| f(i, rng.open01())).collect();
+            let mut sorted = data.clone();
+            sorted.sort_by(f64::total_cmp);
+            for &ci in &[0.5, 0.9, 0.95, 0.99] {
+                let expected_hdi = brute_force_hdi(&data, ci);
+                assert_eq!(hdi(&data, ci).unwrap(), expected_hdi, "{name} ci={ci}");
+                let summary = summarize(&data, ci).unwrap();
+                assert_eq!(summary.hdi, expected_hdi, "{name} ci={ci}");
+                assert_eq!(summary.median, sorted_quantile(&sorted, 0.5), "{name}");
+                let tail = 0.5 * (1.0 - ci);
+                let expected_eti = (
+                    sorted_quantile(&sorted, tail),
+                    sorted_quantile(&sorted, 1.0 - tail),
+                );
+                assert_eq!(summary.eti, expected_eti, "{name} ci={ci}");
+                assert_eq!(eti(&data, ci).unwrap(), expected_eti, "{name} ci={ci}");
+            }
+            let qs = [0.0, 0.001, 0.37, 1.0];
+            let expected: Vec<f64> = qs.iter().map(|&q| sorted_quantile(&sorted, q)).collect();
+            assert_eq!(quantiles(&data, &qs).unwrap(), expected, "{name}");
+        }
+    }
+
     #[test]
     fn summarize_matches_separate_statistics() {
         let mut rng = stream(12, 0);
