@@ -1080,6 +1080,14 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         "per bin",
     ),
     ("evaluate-prior-subnormal", _ev(prior=1e-310), ValueError, "prior"),
+    ("evaluate-prior-astronomical", _ev(prior=1e200), ValueError, "prior"),
+    ("from-beta-astronomical", lambda: pe.Posterior.from_beta(1e101, 2.0), ValueError, "a must"),
+    (
+        "score-prior-astronomical",
+        lambda: pe.evaluate(Y, y_score=S, score_prior=1e200),
+        ValueError,
+        "score_prior",
+    ),
     ("evaluate-prior-matrix-tiny", _ev(prior=np.full((2, 2), 1e-305)), ValueError, "prior"),
     (
         "metric-interval-prior-tiny",

@@ -19,7 +19,7 @@ from ._validation import (
 )
 from .intervals import beta_region, density_region
 from .kde import KDE, kde
-from .priors import MIN_PSEUDO_COUNT
+from .priors import MAX_PSEUDO_COUNT, MIN_PSEUDO_COUNT
 
 if TYPE_CHECKING:
     from .audit import LabelAudit
@@ -196,9 +196,10 @@ class Posterior:
         for name, value in (("a", a_), ("b", b_)):
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-            if 0 < value < MIN_PSEUDO_COUNT:
+            if 0 < value < MIN_PSEUDO_COUNT or value > MAX_PSEUDO_COUNT:
                 raise ValueError(
-                    f"{name} must be 0 or at least {MIN_PSEUDO_COUNT:g}, got {value!r}"
+                    f"{name} must be 0 or between {MIN_PSEUDO_COUNT:g} and "
+                    f"{MAX_PSEUDO_COUNT:g}, got {value!r}"
                 )
         if a_ == 0 and b_ == 0:
             raise ValueError("Beta(0, 0) is improper; at least one parameter must be > 0")

@@ -35,16 +35,20 @@ NAMED_PRIORS = {"uniform": 1.0, "jeffreys": 0.5, "haldane": 0.0}
 #: Smallest positive pseudo-count accepted (the exact Beta functions' limit): below it a prior
 #: says nothing a user could mean and the special functions lose all precision.
 MIN_PSEUDO_COUNT = 1e-300
+#: Largest pseudo-count accepted (the Rust core's gamma-shape limit): draws are about the size
+#: of their parameter, and products of larger ones overflow.
+MAX_PSEUDO_COUNT = 1e100
 
 
 def check_pseudo_counts(name: str, values: Any) -> None:
-    """Refuse positive pseudo-counts below :data:`MIN_PSEUDO_COUNT` with a clear error."""
+    """Refuse positive pseudo-counts below :data:`MIN_PSEUDO_COUNT` or above
+    :data:`MAX_PSEUDO_COUNT` with a clear error."""
     array = np.asarray(values, dtype=float)
-    tiny = (array > 0) & (array < MIN_PSEUDO_COUNT)
-    if np.any(tiny):
+    bad = ((array > 0) & (array < MIN_PSEUDO_COUNT)) | (array > MAX_PSEUDO_COUNT)
+    if np.any(bad):
         raise ValueError(
-            f"{name} pseudo-counts must be 0 or at least {MIN_PSEUDO_COUNT:g}, "
-            f"got {float(array[tiny].flat[0])!r}"
+            f"{name} pseudo-counts must be 0 or between {MIN_PSEUDO_COUNT:g} and "
+            f"{MAX_PSEUDO_COUNT:g}, got {float(array[bad].flat[0])!r}"
         )
 
 

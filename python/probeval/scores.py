@@ -49,6 +49,7 @@ from ._validation import (
 from .confusion import _encode, _observed_classes, _resolve_labels
 from .metrics import SCORE_METRICS, MetricSpec, canonical_name
 from .posterior import Posterior
+from .priors import check_pseudo_counts
 
 __all__ = ["ScoreSummary"]
 
@@ -74,6 +75,7 @@ def check_score_prior(prior: Any) -> float:
     value = check_real("score_prior", prior)
     if not (math.isfinite(value) and value >= 0):
         raise ValueError(f"score_prior must be a finite number >= 0, got {value!r}")
+    check_pseudo_counts("score_prior", value)
     return value
 
 
