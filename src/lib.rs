@@ -17,6 +17,7 @@ pub mod auc;
 pub mod audit;
 pub mod binning;
 pub mod ensemble;
+pub mod f1;
 pub mod labelfree;
 pub mod metrics;
 pub mod posterior;

@@ -3,7 +3,9 @@
 //! never panics, so nothing reaches the Python binding's last-resort panic guard.
 
 use crate::metrics::Metric;
-use crate::{auc, binning, ensemble, labelfree, posterior, sampling, segments, special, summary};
+use crate::{
+    auc, binning, ensemble, f1, labelfree, posterior, sampling, segments, special, summary,
+};
 use proptest::prelude::*;
 
 /// Any f64: NaN, infinities, subnormals, zeros, huge and ordinary values.
@@ -59,10 +61,10 @@ fn in_range(m: Metric, v: f64) -> bool {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 256,
+        // 256 cases in CI; PROPTEST_CASES overrides it for longer local runs.
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256),
         failure_persistence: None,
-        // A fixed seed: CI must not pass or fail by luck. Raise PROPTEST_CASES (or change the
-        // seed) locally to explore further.
+        // A fixed seed: CI must not pass or fail by luck. Change it locally to explore further.
         rng_seed: proptest::test_runner::RngSeed::Fixed(20_261_121),
         ..ProptestConfig::default()
     })]
@@ -213,6 +215,29 @@ proptest! {
         {
             prop_assert!((0.0..=1.0).contains(&below) && (0.0..=1.0).contains(&above));
         }
+    }
+
+    #[test]
+    fn exact_f1_functions_never_panic(a in any_f64(), b in any_f64(), ci in any_f64()) {
+        if let Ok((mean, var)) = f1::f1_mean_var(a, b) {
+            prop_assert!((0.0..=1.0).contains(&mean) && (0.0..=0.25).contains(&var));
+        }
+        if let Ok(mode) = f1::f1_mode(a, b) {
+            prop_assert!((0.0..=1.0).contains(&mode));
+        }
+        if let Ok((low, high)) = f1::f1_hdi(a, b, ci) {
+            prop_assert!(0.0 <= low && low <= high && high <= 1.0);
+        }
+    }
+
+    #[test]
+    fn exact_f1_at_ordinary_shapes(a in 1.0f64..1e13, b in 1.0f64..1e13, ci in 0.01f64..0.99) {
+        let (mean, var) = f1::f1_mean_var(a, b).unwrap();
+        prop_assert!(mean > 0.0 && mean <= 1.0 && var >= 0.0);
+        let (low, high) = f1::f1_hdi(a, b, ci).unwrap();
+        prop_assert!(0.0 <= low && low <= high && high <= 1.0);
+        let mode = f1::f1_mode(a, b).unwrap();
+        prop_assert!(low <= mode && mode <= high, "mode {mode} outside [{low}, {high}]");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! messages happens earlier, in `probeval/_validation.py`; the checks below are the last line.
 
 use crate::metrics::{self, Cells, Metric, MulticlassMetric};
-use crate::{auc, audit, binning, ensemble, labelfree, posterior, rng, segments, special, summary};
+use crate::{
+    auc, audit, binning, ensemble, f1, labelfree, posterior, rng, segments, special, summary,
+};
 use numpy::{
     PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
     PyUntypedArrayMethods,
@@ -459,6 +461,24 @@ fn beta_eti(py: Python<'_>, a: f64, b: f64, ci: f64) -> PyResult<(f64, f64)> {
 #[pyfunction]
 fn beta_mode(py: Python<'_>, a: f64, b: f64) -> PyResult<f64> {
     run(py, || special::beta_mode(a, b))
+}
+
+/// Mean and variance of F1 = 2J/(1+J) for J ~ Beta(a, b), a, b >= 1.
+#[pyfunction]
+fn f1_mean_var(py: Python<'_>, a: f64, b: f64) -> PyResult<(f64, f64)> {
+    run(py, || f1::f1_mean_var(a, b))
+}
+
+/// Mode of F1 = 2J/(1+J) for J ~ Beta(a, b), a, b >= 1.
+#[pyfunction]
+fn f1_mode(py: Python<'_>, a: f64, b: f64) -> PyResult<f64> {
+    run(py, || f1::f1_mode(a, b))
+}
+
+/// Exact highest-density interval of F1 = 2J/(1+J) for J ~ Beta(a, b), a, b >= 1.
+#[pyfunction]
+fn f1_hdi(py: Python<'_>, a: f64, b: f64, ci: f64) -> PyResult<(f64, f64)> {
+    run(py, || f1::f1_hdi(a, b, ci))
 }
 
 /// HDI of samples: the shortest window of ceil(ci * n) order statistics, leftmost on ties.
@@ -924,9 +944,9 @@ mod _core {
     use super::{
         beta_cdf, beta_draws, beta_eti, beta_hdi, beta_isf, beta_mode, beta_pdf, beta_ppf, beta_sf,
         binary_metric_draws, binary_metric_names, binary_metric_values, derive_seed,
-        dirichlet_draws, linear_binning, multiclass_metric_draws, multiclass_metric_values,
-        paired_metric_draws, sample_eti, sample_hdi, sample_moments, sample_quantiles,
-        sample_summary,
+        dirichlet_draws, f1_hdi, f1_mean_var, f1_mode, linear_binning, multiclass_metric_draws,
+        multiclass_metric_values, paired_metric_draws, sample_eti, sample_hdi, sample_moments,
+        sample_quantiles, sample_summary,
     };
 
     #[pymodule_init]

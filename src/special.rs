@@ -746,7 +746,7 @@ pub fn beta_hdi(a: f64, b: f64, ci: f64) -> Result<(f64, f64)> {
         return Ok((m, m));
     }
     if a > 1.0 && b > 1.0 {
-        return Ok(hdi_interior_mode(a, b, ci));
+        return Ok(hdi_interior_mode(a, b, ci, None));
     }
     let decreasing = || -> Result<(f64, f64)> { Ok((0.0, beta_ppf(ci, a, b)?)) };
     let increasing = || -> Result<(f64, f64)> { Ok((beta_isf(ci, a, b)?, 1.0)) };
@@ -771,11 +771,21 @@ pub fn beta_hdi(a: f64, b: f64, ci: f64) -> Result<(f64, f64)> {
 
 /// HDI for a, b > 1 (interior mode m). Find the lower end l in (0, m) whose equal-density partner
 /// u(l) in (m, 1) makes P[l ≤ X ≤ u] = ci, by safeguarded Newton iteration on l.
-fn hdi_interior_mode(a: f64, b: f64, ci: f64) -> (f64, f64) {
+///
+/// With `tilt = Some((t, m, 1 − m))` the "density" whose ends must match is the Beta density
+/// times (1 + x)^t, with mode m: the density of an increasing function h(X) whose inverse has
+/// derivative ∝ (1 + x)^t — F1 = 2X/(1 + X) of a Beta Jaccard index X has t = 2. The mass is
+/// the Beta's either way (the same event).
+pub(crate) fn hdi_interior_mode(
+    a: f64,
+    b: f64,
+    ci: f64,
+    tilt: Option<(f64, f64, f64)>,
+) -> (f64, f64) {
     // The mode and its complement, each formed directly: when the mode is within 1e-12 of 1,
     // 1 − mode computed from a rounded mode would keep only four digits.
-    let mode = (a - 1.0) / (a + b - 2.0);
-    let mode_c = (b - 1.0) / (a + b - 2.0);
+    let (t, mode, mode_c) =
+        tilt.unwrap_or((0.0, (a - 1.0) / (a + b - 2.0), (b - 1.0) / (a + b - 2.0)));
     // Log-density relative to the mode, g(x) = (a − 1) ln(x/m) + (b − 1) ln((1 − x)/(1 − m)) ≤ 0.
     // Near the mode each log ratio is ln1p of the deviation x − m, which is formed on the exact
     // side (x itself below ½, 1 − x above) so that it stays accurate for huge shapes; far from
@@ -793,9 +803,14 @@ fn hdi_interior_mode(a: f64, b: f64, ci: f64) -> (f64, f64) {
         } else {
             mode_c - (1.0 - x)
         };
-        (a - 1.0) * ln_ratio(x, mode, dx) + (b - 1.0) * ln_ratio(1.0 - x, mode_c, -dx)
+        let tilted = if t == 0.0 {
+            0.0
+        } else {
+            t * (dx / (1.0 + mode)).ln_1p()
+        };
+        (a - 1.0) * ln_ratio(x, mode, dx) + (b - 1.0) * ln_ratio(1.0 - x, mode_c, -dx) + tilted
     };
-    let dg = |x: f64| -> f64 { (a - 1.0) / x - (b - 1.0) / (1.0 - x) };
+    let dg = |x: f64| -> f64 { (a - 1.0) / x - (b - 1.0) / (1.0 - x) + t / (1.0 + x) };
     let partner = |l: f64| -> f64 {
         // Solve g(u) = g(l) for u in (m, 1). On (m, 1) g falls from 0 to −inf and is concave,
         // so Newton's method started right of the root moves left monotonically onto it.
@@ -873,9 +888,15 @@ fn hdi_interior_mode(a: f64, b: f64, ci: f64) -> (f64, f64) {
         } else {
             hi = l;
         }
-        // d mass / d l = f(l) (g'(l) / g'(u) − 1) because f(u) = f(l).
+        // d mass / d l = f(u) u'(l) − f(l) with u' = g'(l) / g'(u), and f(u) = f(l) up to the
+        // tilt: f(u) (1 + u)^t = f(l) (1 + l)^t.
         let f_l = beta_ln_pdf(l, a, b).exp();
-        let slope = f_l * (dg(l) / dg(u) - 1.0);
+        let tilt_ratio = if t == 0.0 {
+            1.0
+        } else {
+            ((1.0 + l) / (1.0 + u)).powf(t)
+        };
+        let slope = f_l * (tilt_ratio * dg(l) / dg(u) - 1.0);
         let mut next = if slope < 0.0 && slope.is_finite() {
             l - err / slope
         } else {
