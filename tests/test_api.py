@@ -156,25 +156,25 @@ def test_lazy_exact_posterior_and_sampled_posterior_methods() -> None:
     assert acc.cdf(0.7604) == pytest.approx(stats.beta.cdf(0.7604, 13286, 4185), rel=1e-9)
     assert acc.width() == pytest.approx(acc.hdi()[1] - acc.hdi()[0])
     assert acc.interval(0.9, "eti") == acc.eti(0.9)
-    f1 = CM.posterior("f1", rng=0)
-    assert not f1.exact
-    assert f1.beta_params is None
-    samples = f1.samples
+    mcc = CM.posterior("mcc", rng=0)
+    assert not mcc.exact
+    assert mcc.beta_params is None
+    samples = mcc.samples
     assert not samples.flags.writeable
-    assert f1.mean() == pytest.approx(samples.mean())
-    assert f1.std() == pytest.approx(samples.std())
-    assert f1.median() == pytest.approx(np.median(samples))
-    assert f1.prob_above(0.716) == pytest.approx(np.mean(samples > 0.716))
-    assert f1.cdf(0.716) == pytest.approx(np.mean(samples <= 0.716))
-    low, high = f1.eti(0.9)
+    assert mcc.mean() == pytest.approx(samples.mean())
+    assert mcc.std() == pytest.approx(samples.std())
+    assert mcc.median() == pytest.approx(np.median(samples))
+    assert mcc.prob_above(0.534) == pytest.approx(np.mean(samples > 0.534))
+    assert mcc.cdf(0.534) == pytest.approx(np.mean(samples <= 0.534))
+    low, high = mcc.eti(0.9)
     assert low == pytest.approx(np.quantile(samples, 0.05))
     assert high == pytest.approx(np.quantile(samples, 0.95))
-    assert abs(f1.mode() - f1.mean()) < f1.std()
-    summary = f1.summary()
-    assert summary["metric"] == "f1"
+    assert abs(mcc.mode() - mcc.mean()) < mcc.std()
+    summary = mcc.summary()
+    assert summary["metric"] == "mcc"
     assert summary["exact"] is False
-    assert "Posterior(f1:" in repr(f1)
-    assert "10000 samples" in repr(f1)
+    assert "Posterior(mcc:" in repr(mcc)
+    assert "10000 samples" in repr(mcc)
     assert "exact Beta" in repr(acc)
 
 

@@ -423,10 +423,11 @@ class ConfusionMatrix:
 
         Proportion metrics (accuracy, precision, recall, ... and, for multiclass data, per-class
         precision/recall/specificity/NPV) get their exact Beta posterior and draw samples only
-        when asked; the others are computed from ``n_samples`` Dirichlet draws of the cell
-        probabilities. With ``audit=LabelAudit(...)`` the counts are corrected for audited
-        mislabelling in every draw (see :mod:`probeval.audit`). See :func:`probeval.evaluate`
-        for the other parameters.
+        when asked; so do binary jaccard (a Beta marginal of the Dirichlet) and F1
+        (2J / (1 + J) of it, exact when both of that Beta's parameters are at least 1). The
+        others are computed from ``n_samples`` Dirichlet draws of the cell probabilities. With
+        ``audit=LabelAudit(...)`` the counts are corrected for audited mislabelling in every draw
+        (see :mod:`probeval.audit`). See :func:`probeval.evaluate` for the other parameters.
         """
         spec = self._spec(metric)
         posteriors = self._posteriors(
@@ -464,7 +465,19 @@ class ConfusionMatrix:
         alpha = prior.dirichlet(counts)
         observed = self._observed(specs, beta, zero_division)
         masks = {s.name: s.beta_masks(k) for s in specs}
-        sampled = [s for s in specs if joint or masks[s.name] is None]
+        # f1 and jaccard are exact through the Dirichlet's Beta marginal of the Jaccard index
+        # (pseudo-counts summed over its cells, as the Dirichlet implies). F1's exact summaries
+        # need that Beta's parameters >= 1 (a unimodal density); below, F1 is sampled.
+        marginal: dict[str, tuple[float, float]] = {}
+        for s in specs if not joint else []:
+            jaccard = s.jaccard_masks()
+            if jaccard is None:
+                continue
+            a, b = prior.beta(counts, jaccard[0], jaccard[1], joint=True)
+            exact = (a, b) != (0.0, 0.0) if s.base == "jaccard" else min(a, b) >= 1.0
+            if exact:
+                marginal[s.name] = (a, b)
+        sampled = [s for s in specs if joint or (masks[s.name] is None and s.name not in marginal)]
         kernels = {s.kernel for s in sampled}
         if joint and len(kernels) > 1:
             raise ValueError(
@@ -497,7 +510,7 @@ class ConfusionMatrix:
         result: dict[str, Posterior] = {}
         for spec, value in zip(specs, observed, strict=True):
             origin = ConfusionOrigin(self, spec, prior, beta, zero_division, joint)
-            params = None
+            params = marginal.get(spec.name)
             spec_masks = masks[spec.name]
             if spec_masks is not None:
                 params = prior.beta(counts, spec_masks[0], spec_masks[1], joint=joint)
@@ -520,6 +533,7 @@ class ConfusionMatrix:
                 result[spec.name] = Posterior(
                     spec.name,
                     beta=params,
+                    f1_of_beta=spec.base == "f1",
                     observed=value,
                     n_samples=n_samples,
                     seed=derive(seed, spec.stream_key),

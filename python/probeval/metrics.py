@@ -2,7 +2,9 @@
 
 A *proportion* metric is the success rate of its own binomial — e.g. precision counts TP among
 TP + FP — so its posterior is an exact Beta and needs no sampling. Every other metric is a
-function of the whole confusion matrix and is computed from Dirichlet draws of its cells.
+function of the whole confusion matrix and is computed from Dirichlet draws of its cells — except
+jaccard and F1, whose laws under that Dirichlet are known in closed form: the Jaccard index
+TP / (TP + FP + FN) is a Beta marginal of the Dirichlet, and F1 = 2J / (1 + J).
 
 Undefined values (a zero denominator, e.g. precision with no predicted positives) take the value
 of ``zero_division`` (0 by default, as scikit-learn's ``"warn"``). MCC is 0 when a marginal is
@@ -37,6 +39,10 @@ class MetricInfo:
     upper: float = 1.0
     #: (success cells, failure cells) for proportion metrics, None otherwise.
     beta_cells: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    #: For f1 and jaccard: (success cells, failure cells) of the Beta marginal of the Dirichlet
+    #: behind them. J = p_TP / (p_TP + p_FP + p_FN) is Beta(a_TP, a_FP + a_FN) by the
+    #: aggregation property, and F1 = 2J / (1 + J), so both are exact without sampling.
+    jaccard_cells: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     #: Needs scores (ROC AUC, average precision) rather than a confusion matrix.
     needs_scores: bool = False
     #: "higher" or "lower" is better, or "neither" (prevalence, selection rate).
@@ -46,6 +52,12 @@ class MetricInfo:
     def has_beta(self) -> bool:
         """True when the posterior is an exact Beta distribution."""
         return self.beta_cells is not None
+
+    @property
+    def exact(self) -> bool:
+        """True when the binary posterior is known in closed form (no sampling): the Beta
+        metrics, jaccard and F1."""
+        return self.beta_cells is not None or self.jaccard_cells is not None
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -78,14 +90,20 @@ _BINARY = [
     MetricInfo(
         "false_omission_rate", "FN / (FN + TN)", beta_cells=(("fn",), ("tn",)), better="lower"
     ),
-    MetricInfo("f1", "harmonic mean of precision and recall"),
+    MetricInfo(
+        "f1", "harmonic mean of precision and recall", jaccard_cells=(("tp",), ("fp", "fn"))
+    ),
     MetricInfo("fbeta", "F-beta score (beta= weights recall beta times as much as precision)"),
     MetricInfo("mcc", "Matthews correlation coefficient", lower=-1.0),
     MetricInfo("balanced_accuracy", "mean of recall and specificity"),
     MetricInfo("informedness", "recall + specificity - 1 (Youden's J)", lower=-1.0),
     MetricInfo("markedness", "precision + NPV - 1", lower=-1.0),
     MetricInfo("kappa", "Cohen's kappa", lower=-1.0),
-    MetricInfo("jaccard", "TP / (TP + FP + FN), intersection over union"),
+    MetricInfo(
+        "jaccard",
+        "TP / (TP + FP + FN), intersection over union",
+        jaccard_cells=(("tp",), ("fp", "fn")),
+    ),
     MetricInfo(
         "prevalence",
         "fraction of actual positives",
@@ -286,21 +304,19 @@ class MetricSpec:
         """(name, average, class index) as the Rust multiclass kernel takes them."""
         return (self.base, self.average, max(self.class_index, 0))
 
+    def jaccard_masks(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(success cells, failure cells) of the Dirichlet's Beta marginal behind binary f1 and
+        jaccard (see :attr:`MetricInfo.jaccard_cells`), else None."""
+        cells = self.info.jaccard_cells
+        if self.kernel != "binary" or cells is None:
+            return None
+        return _binary_mask(cells[0]), _binary_mask(cells[1])
+
     def beta_masks(self, n_classes: int) -> tuple[np.ndarray, np.ndarray] | None:
         """(success cells, failure cells) when the posterior is an exact Beta, else None."""
         if self.kernel == "binary":
             cells = self.info.beta_cells
-            if cells is None:
-                return None
-            from .priors import BINARY_CELL_INDEX
-
-            def mask(names: tuple[str, ...]) -> np.ndarray:
-                m = np.zeros((2, 2), dtype=bool)
-                for cell in names:
-                    m[BINARY_CELL_INDEX[cell]] = True
-                return m
-
-            return mask(cells[0]), mask(cells[1])
+            return None if cells is None else (_binary_mask(cells[0]), _binary_mask(cells[1]))
         diagonal = np.eye(n_classes, dtype=bool)
         if self.base == "accuracy" or (self.average == "micro" and self.base in _MICRO_IS_ACCURACY):
             return diagonal, ~diagonal
@@ -311,6 +327,16 @@ class MetricSpec:
                 _region(failure, self.class_index, n_classes),
             )
         return None
+
+
+def _binary_mask(names: tuple[str, ...]) -> np.ndarray:
+    """A 2 x 2 boolean mask selecting the named binary cells."""
+    from .priors import BINARY_CELL_INDEX
+
+    mask = np.zeros((2, 2), dtype=bool)
+    for cell in names:
+        mask[BINARY_CELL_INDEX[cell]] = True
+    return mask
 
 
 def _multiclass_help(labels: Sequence[Any]) -> str:

@@ -102,15 +102,26 @@ def _shape_like(values: np.ndarray, scalar: bool, template: Any) -> Any:
     return values.reshape(np.shape(template))
 
 
+def _f1_of_jaccard(j: Any) -> Any:
+    """F1 from the Jaccard index: 2J / (1 + J)."""
+    return 2.0 * j / (1.0 + j)
+
+
+def _jaccard_of_f1(f: Any) -> Any:
+    """The Jaccard index from F1 (in [0, 1]): F1 / (2 - F1)."""
+    return f / (2.0 - f)
+
+
 class Posterior:
     """Posterior distribution of one performance metric.
 
     A posterior holds samples, and — for proportion metrics such as accuracy, precision or
-    recall — the exact Beta distribution they come from. It is lazy: an exact posterior draws
-    no samples until :attr:`samples` is used, and its mean, median, mode, quantiles, intervals,
-    density and tail probabilities are exact (``cm.posterior("accuracy").hdi()`` takes
-    microseconds). Posteriors without a closed form summarise their samples; their density
-    and mode come from a boundary-reflected Gaussian KDE.
+    recall — the exact Beta distribution they come from (for F1, the exact law
+    F1 = 2J / (1 + J) with the Jaccard index J Beta-distributed). It is lazy: an exact
+    posterior draws no samples until :attr:`samples` is used, and its mean, median, mode,
+    quantiles, intervals, density and tail probabilities are exact
+    (``cm.posterior("accuracy").hdi()`` takes microseconds). Posteriors without a closed form
+    summarise their samples; their density and mode come from a boundary-reflected Gaussian KDE.
 
     Build one with :meth:`ConfusionMatrix.posterior`, :func:`evaluate`, :meth:`from_samples`
     or :meth:`from_beta`.
@@ -119,6 +130,7 @@ class Posterior:
     __slots__ = (
         "_beta",
         "_bounds",
+        "_f1",
         "_kde",
         "_n_samples",
         "_next_prior",
@@ -135,6 +147,7 @@ class Posterior:
         *,
         samples: np.ndarray | None = None,
         beta: tuple[float, float] | None = None,
+        f1_of_beta: bool = False,
         observed: float = math.nan,
         n_samples: int = 10_000,
         seed: int | None = None,
@@ -147,6 +160,8 @@ class Posterior:
         self.metric = metric
         self.observed = float(observed)
         self._beta = beta
+        # The metric is F1 = 2J / (1 + J) of J ~ Beta(*beta), not the Beta variable itself.
+        self._f1 = bool(f1_of_beta and beta is not None)
         self._bounds = bounds
         self._n_samples = int(samples.shape[0]) if samples is not None else n_samples
         self._seed = seed
@@ -215,8 +230,20 @@ class Posterior:
 
     @property
     def beta_params(self) -> tuple[float, float] | None:
-        """(a, b) of the exact Beta posterior, or None."""
+        """(a, b) of the Beta distribution behind an exact posterior, or None: the metric's own
+        for proportion metrics, the Jaccard index J's for F1 (whose law is that of 2J / (1 + J);
+        see :attr:`exact_law`)."""
         return self._beta
+
+    @property
+    def exact_law(self) -> str | None:
+        """The exact distribution, in words (None for a sampled posterior)."""
+        if self._beta is None:
+            return None
+        a, b = self._beta
+        if self._f1:
+            return f"2J / (1 + J), J ~ Beta({a:g}, {b:g})"
+        return f"Beta({a:g}, {b:g})"
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -233,15 +260,24 @@ class Posterior:
         if self._samples is None:
             assert self._beta is not None
             seed = self._seed if self._seed is not None else seed_from(None)
-            draws = _core.beta_draws(self._beta[0], self._beta[1], self._n_samples, seed)
+            draws = self._exact_draws(self._n_samples, seed)
             draws.setflags(write=False)
             self._samples = draws
         return self._samples
 
     # ------------------------------------------------------------------ point summaries
 
+    def _exact_draws(self, n_samples: int, seed: int) -> np.ndarray:
+        assert self._beta is not None
+        draws = _core.beta_draws(self._beta[0], self._beta[1], n_samples, seed)
+        if self._f1:
+            draws = _f1_of_jaccard(draws)
+        return draws
+
     def mean(self) -> float:
         """Posterior mean."""
+        if self._beta is not None and self._f1:
+            return _core.f1_mean_var(*self._beta)[0]
         if self._beta is not None:
             a, b = self._beta
             return a / (a + b)
@@ -249,6 +285,8 @@ class Posterior:
 
     def var(self) -> float:
         """Posterior variance."""
+        if self._beta is not None and self._f1:
+            return _core.f1_mean_var(*self._beta)[1]
         if self._beta is not None:
             a, b = self._beta
             s = a + b
@@ -267,6 +305,8 @@ class Posterior:
 
     def mode(self) -> float:
         """Posterior mode: exact for Beta posteriors, else the maximum of the KDE."""
+        if self._beta is not None and self._f1:
+            return float(_core.f1_mode(*self._beta))
         if self._beta is not None:
             return float(_core.beta_mode(*self._beta))
         return self.kde().mode
@@ -278,6 +318,8 @@ class Posterior:
             raise ValueError(f"q must be in [0, 1], got {describe(q)}")
         if self._beta is not None:
             values = _core.beta_ppf(points, *self._beta)
+            if self._f1:
+                values = _f1_of_jaccard(values)
         else:
             values = _core.sample_quantiles(self.samples, points)
         return _shape_like(np.asarray(values), scalar, q)
@@ -301,6 +343,10 @@ class Posterior:
         otherwise) — several when the posterior has separated modes.
         """
         ci = check_ci(ci)
+        if self._beta is not None and self._f1:
+            # F1's exact density is unimodal (both Beta parameters >= 1): one interval.
+            interval = _core.f1_hdi(self._beta[0], self._beta[1], ci)
+            return [interval] if multimodal else interval
         if multimodal:
             if self._beta is not None:
                 return beta_region(self._beta[0], self._beta[1], ci)
@@ -313,7 +359,8 @@ class Posterior:
         """Equal-tailed interval: the (1 - ci)/2 and (1 + ci)/2 quantiles."""
         ci = check_ci(ci)
         if self._beta is not None:
-            return _core.beta_eti(self._beta[0], self._beta[1], ci)
+            low, high = _core.beta_eti(self._beta[0], self._beta[1], ci)
+            return (_f1_of_jaccard(low), _f1_of_jaccard(high)) if self._f1 else (low, high)
         return _core.sample_eti(self.samples, ci)
 
     def interval(self, ci: float = 0.95, kind: str = "hdi") -> tuple[float, float]:
@@ -343,7 +390,13 @@ class Posterior:
     def pdf(self, x: Any) -> Any:
         """Density at ``x``: exact for Beta posteriors, from the KDE otherwise."""
         points, scalar = _as_points(x)
-        if self._beta is not None:
+        if self._beta is not None and self._f1:
+            # Density of F1 = 2J/(1+J): J's density times dJ/dF1 = (1 + J)^2 / 2.
+            inside = (points >= 0.0) & (points <= 1.0)
+            jaccard = _jaccard_of_f1(np.where(inside, points, 0.0))
+            density = _core.beta_pdf(jaccard, *self._beta) * (1.0 + jaccard) ** 2 / 2.0
+            values = np.where(inside, density, 0.0)
+        elif self._beta is not None:
             values = _core.beta_pdf(points, *self._beta)
         else:
             values = self.kde()(points)
@@ -353,7 +406,7 @@ class Posterior:
         """P(metric <= x)."""
         points, scalar = _as_points(x)
         if self._beta is not None:
-            values = _core.beta_cdf(points, *self._beta)
+            values = _core.beta_cdf(self._beta_scale(points), *self._beta)
         else:
             ordered = np.sort(self.samples)
             values = np.searchsorted(ordered, points, side="right") / ordered.shape[0]
@@ -363,15 +416,23 @@ class Posterior:
         """P(metric > x)."""
         value = check_real("x", x)
         if self._beta is not None:
-            return float(_core.beta_sf(np.array([value]), *self._beta)[0])
+            return float(_core.beta_sf(self._beta_scale(np.array([value])), *self._beta)[0])
         return float(np.mean(self.samples > value))
 
     def prob_below(self, x: float) -> float:
         """P(metric < x)."""
         value = check_real("x", x)
         if self._beta is not None:
-            return float(_core.beta_cdf(np.array([value]), *self._beta)[0])
+            return float(_core.beta_cdf(self._beta_scale(np.array([value])), *self._beta)[0])
         return float(np.mean(self.samples < value))
+
+    def _beta_scale(self, points: np.ndarray) -> np.ndarray:
+        """Metric values as values of the Beta variable behind an exact posterior: themselves,
+        or for F1 the Jaccard index F1 / (2 - F1) (F1 clipped to its range [0, 1] first, as the
+        map is increasing there only)."""
+        if not self._f1:
+            return points
+        return np.asarray(_jaccard_of_f1(np.clip(points, 0.0, 1.0)))
 
     # ------------------------------------------------------------------ reporting
 
@@ -425,7 +486,7 @@ class Posterior:
         if self._origin is not None:
             return self._origin.posterior(n_samples, seed).samples
         if self._beta is not None:
-            return _core.beta_draws(self._beta[0], self._beta[1], n_samples, seed)
+            return self._exact_draws(n_samples, seed)
         samples = self.samples
         if samples.shape[0] != n_samples:
             raise ValueError(
@@ -449,6 +510,6 @@ class Posterior:
             body = f"mean={self.mean():.4f}, 95% HDI=[{low:.4f}, {high:.4f}]"
         except ValueError:
             body = "undefined"
-        kind = "exact Beta" if self.exact else f"{self._n_samples} samples"
+        kind = f"exact {self.exact_law}" if self.exact else f"{self._n_samples} samples"
         observed = "" if math.isnan(self.observed) else f"observed={self.observed:.4f}, "
         return f"Posterior({self.metric}: {observed}{body}, {kind})"
