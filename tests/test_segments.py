@@ -67,6 +67,18 @@ def test_exact_and_sampled_metrics_agree_with_evaluate_per_segment() -> None:
         assert result["f1"]["std"][i] == pytest.approx(f1.std(), rel=0.05)
 
 
+def test_jaccard_is_the_same_exact_beta_as_in_evaluate() -> None:
+    for prior in ("uniform", "jeffreys", 3.0):
+        result = pe.evaluate_by(Y, PRED, by=SEGMENT, metrics=["jaccard"], prior=prior, rng=1)
+        for i, key in enumerate(result.segments):
+            mask = key == SEGMENT
+            exact = pe.evaluate(Y[mask], PRED[mask], metrics=["jaccard"], prior=prior)["jaccard"]
+            assert exact.exact
+            assert result["jaccard"]["mean"][i] == pytest.approx(exact.mean(), rel=1e-14)
+            assert result["jaccard"]["hdi_high"][i] == exact.hdi()[1]
+            assert result.posterior(key, "jaccard").beta_params == exact.beta_params
+
+
 def test_multiclass_segments_from_counts() -> None:
     counts = RNG.integers(0, 50, (6, 3, 3))
     result = pe.evaluate_by(

@@ -43,6 +43,14 @@ MAX_PSEUDO_COUNT = 1e100
 def check_pseudo_counts(name: str, values: Any) -> None:
     """Refuse positive pseudo-counts below :data:`MIN_PSEUDO_COUNT` or above
     :data:`MAX_PSEUDO_COUNT` with a clear error."""
+    if type(values) is float:
+        # A plain number — the services' hot path — without building an array.
+        if 0 < values < MIN_PSEUDO_COUNT or values > MAX_PSEUDO_COUNT:
+            raise ValueError(
+                f"{name} pseudo-counts must be 0 or between {MIN_PSEUDO_COUNT:g} and "
+                f"{MAX_PSEUDO_COUNT:g}, got {values!r}"
+            )
+        return
     array = np.asarray(values, dtype=float)
     bad = ((array > 0) & (array < MIN_PSEUDO_COUNT)) | (array > MAX_PSEUDO_COUNT)
     if np.any(bad):

@@ -1,10 +1,10 @@
 """Direct calls for services: one metric's interval or summary from four counts, with as little
 Python between the caller and the Rust core as correctness allows.
 
-``metric_interval("accuracy", tp=.., fp=.., tn=.., fn=..)`` is the exact Beta HDI (or ETI) of a
-proportion metric; ``metric_summary("f1", ...)`` is the posterior summary of any binary metric —
-exact for proportions, from ``n_samples`` Dirichlet draws otherwise. Both are thread-safe (no
-shared mutable state; the core releases the GIL) and give the same numbers as
+``metric_interval("accuracy", tp=.., fp=.., tn=.., fn=..)`` is the exact HDI (or ETI) of a
+proportion metric, of jaccard or of F1; ``metric_summary("mcc", ...)`` is the posterior summary
+of any binary metric — exact for those, from ``n_samples`` Dirichlet draws otherwise. Both are
+thread-safe (no shared mutable state; the core releases the GIL) and give the same numbers as
 ``ConfusionMatrix.from_counts(...).posterior(metric)``.
 """
 
@@ -33,18 +33,46 @@ __all__ = ["metric_interval", "metric_summary"]
 _ORDER = ("tp", "fp", "tn", "fn")
 
 
+_Cells = tuple[tuple[int, ...], tuple[int, ...]]
+
+
 @functools.lru_cache(maxsize=256)
-def _plan(metric: str) -> tuple[MetricSpec, tuple[tuple[int, ...], tuple[int, ...]] | None]:
-    """The resolved metric and, for proportions, its success and failure cells (indices into
-    (tp, fp, tn, fn)). Cached: services ask for the same few metrics again and again."""
+def _plan(metric: str) -> tuple[MetricSpec, _Cells | None, _Cells | None]:
+    """The resolved metric; for proportions, its success and failure cells (indices into
+    (tp, fp, tn, fn)); for jaccard and F1, those of the Jaccard index's Beta marginal. Cached:
+    services ask for the same few metrics again and again."""
     spec = resolve_metric(metric, (0, 1), binary=True)
     if spec.kernel != "binary":
         raise ValueError(f"{metric!r}: use a binary metric name (precision, f1, ...)")
-    masks = spec.beta_masks(2)
-    if masks is None:
-        return spec, None
-    success, failure = masks
-    return spec, (_cells(success), _cells(failure))
+    masks, jaccard = spec.beta_masks(2), spec.jaccard_masks()
+    as_cells = None if masks is None else (_cells(masks[0]), _cells(masks[1]))
+    as_jaccard = None if jaccard is None else (_cells(jaccard[0]), _cells(jaccard[1]))
+    return spec, as_cells, as_jaccard
+
+
+def _exact_params(
+    spec: MetricSpec,
+    cells: _Cells | None,
+    jaccard: _Cells | None,
+    counts: tuple[float, float, float, float],
+    c: float,
+) -> tuple[float, float] | None:
+    """Beta parameters behind the exact posterior, or None when the metric is sampled. A
+    proportion adds the prior once per side; the Jaccard index, a Dirichlet marginal, adds it
+    once per cell — as :meth:`ConfusionMatrix.posterior` does."""
+    if cells is not None:
+        a = sum(counts[i] for i in cells[0]) + c
+        b = sum(counts[i] for i in cells[1]) + c
+    elif jaccard is not None:
+        a = sum(counts[i] for i in jaccard[0]) + c * len(jaccard[0])
+        b = sum(counts[i] for i in jaccard[1]) + c * len(jaccard[1])
+        if spec.base == "f1" and min(a, b) < 1.0:
+            return None  # F1's exact form needs a unimodal density
+    else:
+        return None
+    if a == 0 and b == 0:
+        raise ValueError(f"{spec.name}: no data and a zero prior: the posterior is improper")
+    return a, b
 
 
 def _cells(mask: np.ndarray) -> tuple[int, ...]:
@@ -82,24 +110,28 @@ def metric_interval(
     kind: str = "hdi",
     prior: float = 1.0,
 ) -> tuple[float, float]:
-    """The exact interval of a proportion metric's Beta(successes + prior, failures + prior)
-    posterior: ``kind="hdi"`` (shortest) or ``"eti"`` (equal tails)."""
-    spec, cells = _plan(metric)
-    if cells is None:
-        raise ValueError(
-            f"{spec.name} has no exact Beta posterior; use metric_summary for its sampled interval"
-        )
+    """The exact interval of a metric's posterior: ``kind="hdi"`` (shortest) or ``"eti"``
+    (equal tails). For a proportion metric it is that of Beta(successes + prior,
+    failures + prior); for jaccard, of its Dirichlet marginal Beta(TP + prior,
+    FP + FN + 2 prior); for F1 = 2J / (1 + J), of the same J (exact when both of J's parameters
+    are at least 1)."""
+    spec, cells, jaccard = _plan(metric)
     counts = _counts(tp, fp, tn, fn)
-    c = _prior(prior)
-    a = sum(counts[i] for i in cells[0]) + c
-    b = sum(counts[i] for i in cells[1]) + c
-    if a == 0 and b == 0:
-        raise ValueError(f"{spec.name}: no data and a zero prior: the posterior is improper")
-    if kind == "hdi":
-        return _core.beta_hdi(a, b, check_ci(ci))
-    if kind == "eti":
-        return _core.beta_eti(a, b, check_ci(ci))
-    raise ValueError(f'kind must be "hdi" or "eti", got {kind!r}')
+    params = _exact_params(spec, cells, jaccard, counts, _prior(prior))
+    if params is None:
+        raise ValueError(
+            f"{spec.name} has no exact posterior here; use metric_summary for its sampled interval"
+        )
+    a, b = params
+    if kind not in ("hdi", "eti"):
+        raise ValueError(f'kind must be "hdi" or "eti", got {kind!r}')
+    level = check_ci(ci)
+    if spec.base == "f1":
+        if kind == "hdi":
+            return _core.f1_hdi(a, b, level)
+        low, high = _core.beta_eti(a, b, level)
+        return 2 * low / (1 + low), 2 * high / (1 + high)
+    return _core.beta_hdi(a, b, level) if kind == "hdi" else _core.beta_eti(a, b, level)
 
 
 def metric_summary(
@@ -117,17 +149,31 @@ def metric_summary(
     zero_division: Any = 0.0,
 ) -> dict[str, float]:
     """Mean, median, std and HDI of one metric's posterior from the four counts: exact for
-    proportion metrics, else from ``n_samples`` Dirichlet(counts + prior) draws summarised in
-    one pass in the core."""
-    spec, cells = _plan(metric)
+    proportion metrics, jaccard and F1 (see :func:`metric_interval`), else from ``n_samples``
+    Dirichlet(counts + prior) draws summarised in one pass in the core."""
+    spec, cells, jaccard = _plan(metric)
     counts = _counts(tp, fp, tn, fn)
     c = _prior(prior)
     level = check_ci(ci)
-    if cells is not None:
-        a = sum(counts[i] for i in cells[0]) + c
-        b = sum(counts[i] for i in cells[1]) + c
-        if a == 0 and b == 0:
-            raise ValueError(f"{spec.name}: no data and a zero prior: the posterior is improper")
+    # Every argument is checked, even those an exact posterior does not use.
+    n = check_n_samples(n_samples)
+    beta_value, zero_value = check_beta(beta), check_zero_division(zero_division)
+    params = _exact_params(spec, cells, jaccard, counts, c)
+    seed = derive(seed_from(rng), 0) if params is None or rng is not None else 0
+    if params is not None and spec.base == "f1":
+        a, b = params
+        mean, var = _core.f1_mean_var(a, b)
+        low, high = _core.f1_hdi(a, b, level)
+        j = float(_core.beta_ppf(np.array([0.5]), a, b)[0])
+        return {
+            "mean": mean,
+            "median": 2 * j / (1 + j),
+            "std": math.sqrt(var),
+            "hdi_low": low,
+            "hdi_high": high,
+        }
+    if params is not None:
+        a, b = params
         low, high = _core.beta_hdi(a, b, level)
         median = float(_core.beta_ppf(np.array([0.5]), a, b)[0])
         total = a + b
@@ -139,10 +185,6 @@ def metric_summary(
             "hdi_high": high,
         }
     alpha = (counts[0] + c, counts[1] + c, counts[2] + c, counts[3] + c)
-    n = check_n_samples(n_samples)
-    seed = derive(seed_from(rng), 0)
-    draws = _core.binary_metric_draws(
-        alpha, [spec.name], n, seed, check_beta(beta), check_zero_division(zero_division)
-    )
+    draws = _core.binary_metric_draws(alpha, [spec.name], n, seed, beta_value, zero_value)
     mean, std, median, low, high = _core.sample_summary(draws[0], level)
     return {"mean": mean, "median": median, "std": std, "hdi_low": low, "hdi_high": high}

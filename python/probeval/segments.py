@@ -276,11 +276,15 @@ def _core_specs(specs: list[MetricSpec], prior: Prior) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for spec in specs:
         masks = spec.beta_masks(2)
-        if masks is None:
+        # Jaccard is the Dirichlet's Beta marginal: its prior sums the cells' pseudo-counts, as
+        # in evaluate. (F1 = 2J / (1 + J) stays sampled here: its exact form needs J's
+        # parameters >= 1, which can differ between segments.)
+        marginal = spec.jaccard_masks() if spec.base == "jaccard" else None
+        if masks is None and marginal is None:
             out.append((spec.name, None))
             continue
-        success, failure = masks
-        a0, b0 = prior.beta(zeros, success, failure, joint=False)
+        success, failure = masks if masks is not None else marginal  # type: ignore[misc]
+        a0, b0 = prior.beta(zeros, success, failure, joint=marginal is not None)
         out.append(
             (
                 spec.name,
