@@ -10,6 +10,8 @@ use crate::rng::{BLOCK, fork, stream};
 use crate::sampling::{Beta, Sampler, dirichlet_shapes};
 use crate::{Error, Result};
 use rayon::prelude::*;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Upper bound on the number of values one kernel call may allocate (2^31 doubles = 16 GiB).
 pub const MAX_OUTPUT: usize = 1 << 31;
@@ -64,6 +66,12 @@ pub fn check_draws(n_draws: usize, n_rows: usize) -> Result<()> {
 /// Fill a row-major (n_rows × n_cols) buffer block by block in parallel. `kernel` receives the
 /// block's random streams and one mutable slice per row covering the block's columns. Block
 /// `b` always gets the same streams, whatever thread runs it.
+///
+/// The calling thread works too: it claims blocks from a shared counter alongside
+/// `current_num_threads() − 1` helper jobs on the pool. A call from Python (not a pool thread)
+/// then starts drawing at once instead of waiting for sleeping workers to wake — on a busy or
+/// virtualised machine that wake-up can cost as much as a 100,000-draw kernel — and a helper
+/// that wakes late simply finds fewer blocks left. With one thread nothing touches the pool.
 pub fn fill_blocks<F>(out: &mut [f64], n_rows: usize, n_cols: usize, seed: u64, kernel: F)
 where
     F: Fn(BlockStreams, &mut [&mut [f64]]) + Sync + Send,
@@ -79,16 +87,38 @@ where
             block.push(chunk);
         }
     }
-    blocks
-        .into_par_iter()
-        .enumerate()
-        .for_each(|(b, mut rows)| {
+    // Each block is claimed exactly once (the counter hands out every index once); the mutex
+    // only moves the block's slices to the thread that claimed it.
+    let blocks: Vec<Mutex<Vec<&mut [f64]>>> = blocks.into_iter().map(Mutex::new).collect();
+    let next = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let b = next.fetch_add(1, Ordering::Relaxed);
+            if b >= n_blocks {
+                break;
+            }
+            let mut rows =
+                std::mem::take(&mut *blocks[b].lock().unwrap_or_else(|e| e.into_inner()));
             let streams = BlockStreams {
                 seed: fork(seed, b as u64),
                 block: b,
             };
-            kernel(streams, &mut rows)
-        });
+            kernel(streams, &mut rows);
+        }
+    };
+    let helpers = rayon::current_num_threads()
+        .saturating_sub(1)
+        .min(n_blocks - 1);
+    if helpers == 0 {
+        work();
+        return;
+    }
+    rayon::in_place_scope(|scope| {
+        for _ in 0..helpers {
+            scope.spawn(|_| work());
+        }
+        work();
+    });
 }
 
 /// The random streams of one block: `sampler(k)` is sub-stream k of the block. Kernels give
