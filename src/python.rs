@@ -954,6 +954,8 @@ mod _core {
         use pyo3::types::PyModuleMethods;
         m.add("BLOCK_SIZE", crate::rng::BLOCK)?;
         m.add("MAX_OUTPUT", crate::posterior::MAX_OUTPUT)?;
+        m.add("MIN_POSITIVE_SHAPE", crate::special::MIN_POSITIVE_SHAPE)?;
+        m.add("MAX_SHAPE", crate::sampling::MAX_SHAPE)?;
         Ok(())
     }
 }

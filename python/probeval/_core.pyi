@@ -8,6 +8,8 @@ import numpy.typing as npt
 __all__ = [
     "BLOCK_SIZE",
     "MAX_OUTPUT",
+    "MAX_SHAPE",
+    "MIN_POSITIVE_SHAPE",
     "auc_draws",
     "auc_draws_per_row",
     "auc_point",
@@ -54,6 +56,8 @@ __all__ = [
 
 BLOCK_SIZE: int
 MAX_OUTPUT: int
+MIN_POSITIVE_SHAPE: float
+MAX_SHAPE: float
 
 def derive_seed(seed: int, key: int) -> int: ...
 def binary_metric_names() -> list[str]: ...

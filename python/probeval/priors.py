@@ -26,18 +26,19 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from ._validation import as_count_matrix, describe
 
 __all__ = ["Prior", "resolve_prior"]
 
 NAMED_PRIORS = {"uniform": 1.0, "jeffreys": 0.5, "haldane": 0.0}
 
-#: Smallest positive pseudo-count accepted (the exact Beta functions' limit): below it a prior
-#: says nothing a user could mean and the special functions lose all precision.
-MIN_PSEUDO_COUNT = 1e-300
-#: Largest pseudo-count accepted (the Rust core's gamma-shape limit): draws are about the size
-#: of their parameter, and products of larger ones overflow.
-MAX_PSEUDO_COUNT = 1e100
+#: Smallest positive pseudo-count accepted (the exact Beta functions' limit, from the core): below
+#: it a prior says nothing a user could mean and the special functions lose all precision.
+MIN_PSEUDO_COUNT: float = _core.MIN_POSITIVE_SHAPE
+#: Largest pseudo-count accepted (the core's gamma-shape limit): draws are about the size of
+#: their parameter, and products of larger ones overflow.
+MAX_PSEUDO_COUNT: float = _core.MAX_SHAPE
 
 
 def check_pseudo_counts(name: str, values: Any) -> None:
