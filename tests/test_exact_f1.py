@@ -245,3 +245,15 @@ def test_service_calls_give_the_same_exact_numbers() -> None:
     assert not post.exact
     expected = post.summary()
     assert sampled == {key: expected[key] for key in sampled}
+
+
+def test_service_calls_follow_the_posterior_where_jaccard_is_sampled() -> None:
+    # No TP, FP or FN and a zero prior: J's Beta is improper, so jaccard is drawn from the
+    # Dirichlet (every draw 0/0, i.e. zero_division) by both paths alike.
+    cm = pe.ConfusionMatrix.from_counts(tp=0, fp=0, tn=5, fn=0)
+    post = cm.posterior("jaccard", prior=0.0, rng=1, zero_division=1)
+    assert not post.exact
+    quick = pe.metric_summary("jaccard", tp=0, fp=0, tn=5, fn=0, prior=0.0, rng=1, zero_division=1)
+    expected = post.summary()
+    assert quick == {key: expected[key] for key in quick}
+    assert quick["median"] == 1.0

@@ -474,8 +474,7 @@ class ConfusionMatrix:
             if jaccard is None:
                 continue
             a, b = prior.beta(counts, jaccard[0], jaccard[1], joint=True)
-            exact = (a, b) != (0.0, 0.0) if s.base == "jaccard" else min(a, b) >= 1.0
-            if exact:
+            if s.jaccard_beta_is_exact(a, b):
                 marginal[s.name] = (a, b)
         sampled = [s for s in specs if joint or (masks[s.name] is None and s.name not in marginal)]
         kernels = {s.kernel for s in sampled}

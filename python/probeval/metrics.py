@@ -312,6 +312,14 @@ class MetricSpec:
             return None
         return _binary_mask(cells[0]), _binary_mask(cells[1])
 
+    def jaccard_beta_is_exact(self, a: float, b: float) -> bool:
+        """Whether this f1/jaccard posterior is computed exactly, given its Jaccard index's
+        Beta(a, b): jaccard unless that Beta is improper (a = b = 0); F1 when a, b >= 1, where
+        its density is unimodal. Otherwise the metric is drawn from the Dirichlet."""
+        if self.base == "jaccard":
+            return (a, b) != (0.0, 0.0)
+        return min(a, b) >= 1.0
+
     def beta_masks(self, n_classes: int) -> tuple[np.ndarray, np.ndarray] | None:
         """(success cells, failure cells) when the posterior is an exact Beta, else None."""
         if self.kernel == "binary":
@@ -327,6 +335,16 @@ class MetricSpec:
                 _region(failure, self.class_index, n_classes),
             )
         return None
+
+
+def f1_of_jaccard(j: Any) -> Any:
+    """F1 from the Jaccard index: 2J / (1 + J)."""
+    return 2.0 * j / (1.0 + j)
+
+
+def jaccard_of_f1(f: Any) -> Any:
+    """The Jaccard index from F1 (in [0, 1]): F1 / (2 - F1)."""
+    return f / (2.0 - f)
 
 
 def _binary_mask(names: tuple[str, ...]) -> np.ndarray:

@@ -19,6 +19,7 @@ from ._validation import (
 )
 from .intervals import beta_region, density_region
 from .kde import KDE, kde
+from .metrics import f1_of_jaccard, jaccard_of_f1
 from .priors import MAX_PSEUDO_COUNT, MIN_PSEUDO_COUNT
 
 if TYPE_CHECKING:
@@ -100,16 +101,6 @@ def _shape_like(values: np.ndarray, scalar: bool, template: Any) -> Any:
     if scalar:
         return float(values[0])
     return values.reshape(np.shape(template))
-
-
-def _f1_of_jaccard(j: Any) -> Any:
-    """F1 from the Jaccard index: 2J / (1 + J)."""
-    return 2.0 * j / (1.0 + j)
-
-
-def _jaccard_of_f1(f: Any) -> Any:
-    """The Jaccard index from F1 (in [0, 1]): F1 / (2 - F1)."""
-    return f / (2.0 - f)
 
 
 class Posterior:
@@ -271,7 +262,7 @@ class Posterior:
         assert self._beta is not None
         draws = _core.beta_draws(self._beta[0], self._beta[1], n_samples, seed)
         if self._f1:
-            draws = _f1_of_jaccard(draws)
+            draws = f1_of_jaccard(draws)
         return draws
 
     def mean(self) -> float:
@@ -319,7 +310,7 @@ class Posterior:
         if self._beta is not None:
             values = _core.beta_ppf(points, *self._beta)
             if self._f1:
-                values = _f1_of_jaccard(values)
+                values = f1_of_jaccard(values)
         else:
             values = _core.sample_quantiles(self.samples, points)
         return _shape_like(np.asarray(values), scalar, q)
@@ -360,7 +351,7 @@ class Posterior:
         ci = check_ci(ci)
         if self._beta is not None:
             low, high = _core.beta_eti(self._beta[0], self._beta[1], ci)
-            return (_f1_of_jaccard(low), _f1_of_jaccard(high)) if self._f1 else (low, high)
+            return (f1_of_jaccard(low), f1_of_jaccard(high)) if self._f1 else (low, high)
         return _core.sample_eti(self.samples, ci)
 
     def interval(self, ci: float = 0.95, kind: str = "hdi") -> tuple[float, float]:
@@ -393,7 +384,7 @@ class Posterior:
         if self._beta is not None and self._f1:
             # Density of F1 = 2J/(1+J): J's density times dJ/dF1 = (1 + J)^2 / 2.
             inside = (points >= 0.0) & (points <= 1.0)
-            jaccard = _jaccard_of_f1(np.where(inside, points, 0.0))
+            jaccard = jaccard_of_f1(np.where(inside, points, 0.0))
             density = _core.beta_pdf(jaccard, *self._beta) * (1.0 + jaccard) ** 2 / 2.0
             values = np.where(inside, density, 0.0)
         elif self._beta is not None:
@@ -432,7 +423,7 @@ class Posterior:
         map is increasing there only)."""
         if not self._f1:
             return points
-        return np.asarray(_jaccard_of_f1(np.clip(points, 0.0, 1.0)))
+        return np.asarray(jaccard_of_f1(np.clip(points, 0.0, 1.0)))
 
     # ------------------------------------------------------------------ reporting
 

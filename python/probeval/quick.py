@@ -25,7 +25,7 @@ from ._validation import (
     check_real,
     check_zero_division,
 )
-from .metrics import MetricSpec, resolve_metric
+from .metrics import MetricSpec, f1_of_jaccard, resolve_metric
 from .priors import BINARY_CELL_INDEX, check_pseudo_counts
 
 __all__ = ["metric_interval", "metric_summary"]
@@ -66,8 +66,8 @@ def _exact_params(
     elif jaccard is not None:
         a = sum(counts[i] for i in jaccard[0]) + c * len(jaccard[0])
         b = sum(counts[i] for i in jaccard[1]) + c * len(jaccard[1])
-        if spec.base == "f1" and min(a, b) < 1.0:
-            return None  # F1's exact form needs a unimodal density
+        if not spec.jaccard_beta_is_exact(a, b):
+            return None
     else:
         return None
     if a == 0 and b == 0:
@@ -130,7 +130,7 @@ def metric_interval(
         if kind == "hdi":
             return _core.f1_hdi(a, b, level)
         low, high = _core.beta_eti(a, b, level)
-        return 2 * low / (1 + low), 2 * high / (1 + high)
+        return f1_of_jaccard(low), f1_of_jaccard(high)
     return _core.beta_hdi(a, b, level) if kind == "hdi" else _core.beta_eti(a, b, level)
 
 
@@ -167,7 +167,7 @@ def metric_summary(
         j = float(_core.beta_ppf(np.array([0.5]), a, b)[0])
         return {
             "mean": mean,
-            "median": 2 * j / (1 + j),
+            "median": f1_of_jaccard(j),
             "std": math.sqrt(var),
             "hdi_low": low,
             "hdi_high": high,
