@@ -138,10 +138,17 @@ def _check_bounds(bounds: Any) -> tuple[float, float]:
     return (low, high)
 
 
+def _reach(h: float, step: float, cap: int) -> int:
+    """Grid steps within 8 bandwidths, at most ``cap``. Compared before rounding: 8 h / step
+    overflows to inf for an astronomical bandwidth."""
+    reach = 8.0 * (h / step)
+    return cap if not reach < cap else math.ceil(reach)
+
+
 def _gaussian_convolve(weights: np.ndarray, step: float, h: float) -> np.ndarray:
     """Convolve grid weights with a Gaussian of sd h (same length, zero padding)."""
     m = weights.shape[0]
-    half = min(math.ceil(8.0 * h / step), m)
+    half = _reach(h, step, m)
     offsets = np.arange(-half, half + 1) * step
     kernel = np.exp(-0.5 * (offsets / h) ** 2)
     size = 1 << math.ceil(math.log2(m + 2 * half + 1))
@@ -233,7 +240,7 @@ def _kde_on_grid(
 
     # Reflection: a sample at bound + t has a mirror image at bound - t. On a grid that starts
     # at the bound, the binned mirror images are the binned weights reversed around index 0.
-    half = min(math.ceil(8.0 * h / step), m - 1)
+    half = _reach(h, step, m - 1)
     padded = np.zeros(m + 2 * half)
     padded[half : half + m] = weights
     if reflect_low:
