@@ -534,9 +534,34 @@ impl MulticlassMetric {
         Ok(MulticlassMetric::PerClass(base, average))
     }
 
-    /// Evaluate on one matrix's totals.
+    /// The classes this metric counts, decided on the data (counts, not a posterior draw): for
+    /// `balanced_accuracy` the classes that occur; for macro and weighted averages the classes
+    /// whose per-class value is defined (a nonzero denominator). The other classes count as
+    /// `zero_division` in averages — in the observed value, as scikit-learn does, and in every
+    /// posterior draw alike, so that the posterior describes the same quantity as the observed
+    /// value (in a draw every class has some mass, so the draw alone cannot tell).
+    pub fn counted_classes(&self, data: &ClassTotals) -> Vec<bool> {
+        let k = data.actual.len();
+        match *self {
+            MulticlassMetric::BalancedAccuracy => data.actual.iter().map(|a| *a > 0.0).collect(),
+            MulticlassMetric::PerClass(base, Average::Macro | Average::Weighted) => (0..k)
+                .map(|i| !base.of(data.cells(i), f64::NAN).is_nan())
+                .collect(),
+            _ => vec![true; k],
+        }
+    }
+
+    /// Evaluate on one matrix's totals, the classes counted decided on these same totals (the
+    /// point value of counts, equal to scikit-learn's).
     #[inline]
     pub fn eval(&self, t: &ClassTotals, zd: f64) -> f64 {
+        self.eval_counted(t, zd, &self.counted_classes(t))
+    }
+
+    /// Evaluate on one matrix's totals, counting the classes `counted` (see
+    /// [`Self::counted_classes`]; K entries).
+    #[inline]
+    pub fn eval_counted(&self, t: &ClassTotals, zd: f64, counted: &[bool]) -> f64 {
         let k = t.actual.len();
         match *self {
             MulticlassMetric::Accuracy => {
@@ -545,9 +570,9 @@ impl MulticlassMetric {
             }
             MulticlassMetric::BalancedAccuracy => {
                 let (mut sum, mut present) = (0.0, 0usize);
-                for (c, a) in t.correct.iter().zip(t.actual) {
-                    if *a > 0.0 {
-                        sum += c / a;
+                for ((c, a), counts) in t.correct.iter().zip(t.actual).zip(counted) {
+                    if *counts {
+                        sum += ratio(*c, *a, zd);
                         present += 1;
                     }
                 }
@@ -585,29 +610,65 @@ impl MulticlassMetric {
                     zd
                 }
             }
-            MulticlassMetric::PerClass(base, average) => match average {
-                Average::Class(i) => base.of(t.cells(i), zd),
-                Average::Macro => (0..k).map(|i| base.of(t.cells(i), zd)).sum::<f64>() / k as f64,
-                Average::Weighted => {
-                    let support: f64 = t.actual.iter().sum();
-                    if support > 0.0 {
-                        (0..k)
-                            .map(|i| t.actual[i] * base.of(t.cells(i), zd))
-                            .sum::<f64>()
-                            / support
+            MulticlassMetric::PerClass(base, average) => {
+                let value = |i: usize| {
+                    if counted[i] {
+                        base.of(t.cells(i), zd)
                     } else {
                         zd
                     }
-                }
-                Average::Micro => {
-                    let mut pooled = (0.0, 0.0, 0.0, 0.0);
-                    for i in 0..k {
-                        let (tp, fp, tn, fn_) = t.cells(i);
-                        pooled = (pooled.0 + tp, pooled.1 + fp, pooled.2 + tn, pooled.3 + fn_);
+                };
+                match average {
+                    Average::Class(i) => base.of(t.cells(i), zd),
+                    Average::Macro => (0..k).map(value).sum::<f64>() / k as f64,
+                    Average::Weighted => {
+                        let support: f64 = t.actual.iter().sum();
+                        if support > 0.0 {
+                            (0..k).map(|i| t.actual[i] * value(i)).sum::<f64>() / support
+                        } else {
+                            zd
+                        }
                     }
-                    base.of(pooled, zd)
+                    Average::Micro => {
+                        let mut pooled = (0.0, 0.0, 0.0, 0.0);
+                        for i in 0..k {
+                            let (tp, fp, tn, fn_) = t.cells(i);
+                            pooled = (pooled.0 + tp, pooled.1 + fp, pooled.2 + tn, pooled.3 + fn_);
+                        }
+                        base.of(pooled, zd)
+                    }
                 }
-            },
+            }
+        }
+    }
+}
+
+/// The class totals of a row-major K × K matrix (owned buffers; for counts, not hot loops).
+pub struct OwnedTotals {
+    actual: Vec<f64>,
+    predicted: Vec<f64>,
+    correct: Vec<f64>,
+    total: f64,
+}
+
+impl OwnedTotals {
+    pub fn of(matrix: &[f64], k: usize) -> Self {
+        let (mut actual, mut predicted, mut correct) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
+        let total = class_totals_into(matrix, &mut actual, &mut predicted, &mut correct);
+        OwnedTotals {
+            actual,
+            predicted,
+            correct,
+            total,
+        }
+    }
+
+    pub fn view(&self) -> ClassTotals<'_> {
+        ClassTotals {
+            actual: &self.actual,
+            predicted: &self.predicted,
+            correct: &self.correct,
+            total: self.total,
         }
     }
 }
@@ -642,14 +703,8 @@ pub fn evaluate_multiclass(
     metrics: &[MulticlassMetric],
     zero_division: f64,
 ) -> Vec<f64> {
-    let (mut actual, mut predicted, mut correct) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
-    let total = class_totals_into(counts, &mut actual, &mut predicted, &mut correct);
-    let t = ClassTotals {
-        actual: &actual,
-        predicted: &predicted,
-        correct: &correct,
-        total,
-    };
+    let totals = OwnedTotals::of(counts, k);
+    let t = totals.view();
     metrics.iter().map(|m| m.eval(&t, zero_division)).collect()
 }
 

@@ -63,6 +63,15 @@ pub fn check_draws(n_draws: usize, n_rows: usize) -> Result<()> {
     }
 }
 
+/// Validate observed counts (finite and >= 0).
+fn check_counts(data: &[f64]) -> Result<()> {
+    if data.iter().all(|v| v.is_finite() && *v >= 0.0) {
+        Ok(())
+    } else {
+        Err(Error::invalid("counts must be finite and >= 0"))
+    }
+}
+
 /// Fill a row-major (n_rows × n_cols) buffer block by block in parallel. `kernel` receives the
 /// block's random streams and one mutable slice per row covering the block's columns. Block
 /// `b` always gets the same streams, whatever thread runs it.
@@ -210,7 +219,9 @@ pub fn binary_metric_draws_into(
 }
 
 /// Draw `n_draws` matrices p ~ Dirichlet(alpha) over the K × K cells (row-major, rows = true
-/// class) and return every requested multiclass metric of every draw (metric-major).
+/// class) and return every requested multiclass metric of every draw (metric-major). `data`
+/// (the observed K × K counts) decides which classes each average counts, as in the observed
+/// value (see [`MulticlassMetric::counted_classes`]).
 ///
 /// A draw's K² gammas are folded into the class totals (row sums, column sums, diagonal) as
 /// they are drawn, so memory is O(K) per block plus the shared O(K²) table of gamma constants;
@@ -218,18 +229,22 @@ pub fn binary_metric_draws_into(
 /// block, so more samples extend the same sequence.
 pub fn multiclass_metric_draws(
     alpha: &[f64],
+    data: &[f64],
     k: usize,
     metrics: &[MulticlassMetric],
     n_draws: usize,
     seed: u64,
     zero_division: f64,
 ) -> Result<Vec<f64>> {
-    if k < 2 || k.checked_mul(k) != Some(alpha.len()) {
+    if k < 2 || k.checked_mul(k) != Some(alpha.len()) || data.len() != alpha.len() {
         return Err(Error::invalid(format!(
-            "alpha must hold K * K values for K >= 2 classes, got {} values for K = {k}",
-            alpha.len()
+            "alpha and data must hold K * K values for K >= 2 classes, got {} and {} values \
+             for K = {k}",
+            alpha.len(),
+            data.len()
         )));
     }
+    check_counts(data)?;
     if alpha.iter().any(|a| !(a.is_finite() && *a >= 0.0)) {
         return Err(Error::invalid(
             "Dirichlet parameters must be finite and >= 0",
@@ -237,6 +252,11 @@ pub fn multiclass_metric_draws(
     }
     check_draws(n_draws, metrics.len())?;
     let shapes = dirichlet_shapes(alpha)?;
+    let observed = metrics::OwnedTotals::of(data, k);
+    let counted: Vec<Vec<bool>> = metrics
+        .iter()
+        .map(|m| m.counted_classes(&observed.view()))
+        .collect();
     let mut out = alloc_output(metrics.len() * n_draws);
     fill_blocks(&mut out, metrics.len(), n_draws, seed, |streams, rows| {
         let mut s = streams.sampler(0);
@@ -263,8 +283,8 @@ pub fn multiclass_metric_draws(
                 correct: &correct,
                 total,
             };
-            for (row, metric) in rows.iter_mut().zip(metrics) {
-                row[i] = metric.eval(&totals, zero_division);
+            for ((row, metric), counted) in rows.iter_mut().zip(metrics).zip(&counted) {
+                row[i] = metric.eval_counted(&totals, zero_division, counted);
             }
         }
     });
@@ -284,21 +304,26 @@ pub enum PairedMetric {
 /// model A j, prediction of model B l), flattened as `(i * K + j) * K + l`. Each draw samples
 /// the K³ cells, sums them into A's confusion matrix (over l) and B's (over j) — both from the
 /// same draw, which is what makes the comparison paired — and writes the metric of A to row 0
-/// and of B to row 1.
+/// and of B to row 1. `data` holds the observed joint counts in the same layout: A's and B's
+/// confusion matrices of them decide which classes each model's averages count.
 pub fn paired_metric_draws(
     alpha: &[f64],
+    data: &[f64],
     k: usize,
     metric: PairedMetric,
     n_draws: usize,
     seed: u64,
     zero_division: f64,
 ) -> Result<Vec<f64>> {
-    if k < 2 || k.checked_pow(3) != Some(alpha.len()) {
+    if k < 2 || k.checked_pow(3) != Some(alpha.len()) || data.len() != alpha.len() {
         return Err(Error::invalid(format!(
-            "alpha must hold K^3 values for K >= 2 classes, got {} values for K = {k}",
-            alpha.len()
+            "alpha and data must hold K^3 values for K >= 2 classes, got {} and {} values for \
+             K = {k}",
+            alpha.len(),
+            data.len()
         )));
     }
+    check_counts(data)?;
     if matches!(metric, PairedMetric::Binary(_)) && k != 2 {
         return Err(Error::invalid("a binary metric needs K = 2"));
     }
@@ -309,6 +334,21 @@ pub fn paired_metric_draws(
     }
     check_draws(n_draws, 2)?;
     let shapes = dirichlet_shapes(alpha)?;
+    let counted: Vec<Vec<bool>> = match metric {
+        PairedMetric::Binary(_) => Vec::new(),
+        PairedMetric::Multiclass(m) => {
+            let (mut a, mut b) = (vec![0.0; k * k], vec![0.0; k * k]);
+            for (cell, v) in data.iter().enumerate() {
+                let (i, j, l) = (cell / (k * k), (cell / k) % k, cell % k);
+                a[i * k + j] += v;
+                b[i * k + l] += v;
+            }
+            [a, b]
+                .iter()
+                .map(|matrix| m.counted_classes(&metrics::OwnedTotals::of(matrix, k).view()))
+                .collect()
+        }
+    };
     let mut out = alloc_output(2 * n_draws);
     fill_blocks(&mut out, 2, n_draws, seed, |streams, rows| {
         let mut s = streams.sampler(0);
@@ -345,7 +385,7 @@ pub fn paired_metric_draws(
                             correct: &correct,
                             total,
                         };
-                        m.eval(&totals, zero_division)
+                        m.eval_counted(&totals, zero_division, &counted[row])
                     }
                 };
             }
@@ -470,7 +510,9 @@ mod tests {
                 .num_threads(threads)
                 .build()
                 .unwrap()
-                .install(|| multiclass_metric_draws(&alpha, 3, &metrics, n, 4, 0.0).unwrap())
+                .install(|| {
+                    multiclass_metric_draws(&alpha, &counts, 3, &metrics, n, 4, 0.0).unwrap()
+                })
         };
         let out = run(1);
         assert_eq!(out, run(2));
@@ -486,8 +528,56 @@ mod tests {
         check(&out[..n], 21.0, 12.0);
         // Accuracy ~ Beta(trace + K a, off-diagonal + (K² − K) a) = Beta(90 + 3, 21 + 6).
         check(&out[n..], 93.0, 27.0);
-        assert!(multiclass_metric_draws(&alpha, 2, &metrics, 10, 0, 0.0).is_err());
-        assert!(multiclass_metric_draws(&[1.0; 1], 1, &metrics, 10, 0, 0.0).is_err());
+        assert!(multiclass_metric_draws(&alpha, &counts, 2, &metrics, 10, 0, 0.0).is_err());
+        assert!(multiclass_metric_draws(&[1.0; 1], &[1.0; 1], 1, &metrics, 10, 0, 0.0).is_err());
+        assert!(multiclass_metric_draws(&alpha, &counts[..4], 3, &metrics, 10, 0, 0.0).is_err());
+        let mut negative = counts;
+        negative[0] = -1.0;
+        assert!(multiclass_metric_draws(&alpha, &negative, 3, &metrics, 10, 0, 0.0).is_err());
+    }
+
+    #[test]
+    fn averages_count_the_classes_the_data_define() {
+        // Class 1 never occurs and is never predicted; class 2 occurs but is never predicted.
+        let counts = [30.0, 0.0, 0.0, 0.0, 0.0, 0.0, 6.0, 0.0, 0.0];
+        let alpha: Vec<f64> = counts.iter().map(|c| c + 0.5).collect();
+        let names = [
+            ("balanced_accuracy", ""),
+            ("recall", "macro"),
+            ("precision", "macro"),
+            ("f1", "weighted"),
+        ];
+        let metrics: Vec<MulticlassMetric> = names
+            .iter()
+            .map(|(name, average)| MulticlassMetric::from_parts(name, average, 0, 1.0, 3).unwrap())
+            .collect();
+        let observed = metrics::evaluate_multiclass(&counts, 3, &metrics, 0.0);
+        // scikit-learn: balanced accuracy averages the classes that occur (1.0 and 0.0).
+        assert_eq!(observed[0], 0.5);
+        let n = 20_000;
+        let out = multiclass_metric_draws(&alpha, &counts, 3, &metrics, n, 9, 0.0).unwrap();
+        // Balanced accuracy's draws average classes 0 and 2 only: recall of class 2 stays
+        // near 0 (6 misses), so the draws stay near 0.5, never near the 3-class mean.
+        let mean = |m: usize| out[m * n..(m + 1) * n].iter().sum::<f64>() / n as f64;
+        assert!((mean(0) - 0.5).abs() < 0.06, "{}", mean(0));
+        // Macro recall counts class 1 (undefined in the data) as 0 in every draw, like the
+        // observed value: (≈1 + 0 + ≈0) / 3.
+        assert!(
+            (mean(1) - observed[1]).abs() < 0.05,
+            "{} {}",
+            mean(1),
+            observed[1]
+        );
+        // Macro precision: classes 1 and 2 are never predicted, so count 0.
+        assert!(
+            (mean(2) - observed[2]).abs() < 0.05,
+            "{} {}",
+            mean(2),
+            observed[2]
+        );
+        for m in 0..4 {
+            assert!(out[m * n..(m + 1) * n].iter().all(|v| v.is_finite()));
+        }
     }
 
     #[test]
@@ -498,8 +588,8 @@ mod tests {
         let joint_counts = [40.0, 5.0, 8.0, 7.0, 3.0, 6.0, 4.0, 27.0];
         let alpha: Vec<f64> = joint_counts.iter().map(|c| c + 0.5).collect();
         let n = 100_000;
-        let out = paired_metric_draws(&alpha, 2, PairedMetric::Binary(Metric::Accuracy), n, 3, 0.0)
-            .unwrap();
+        let accuracy = PairedMetric::Binary(Metric::Accuracy);
+        let out = paired_metric_draws(&alpha, &joint_counts, 2, accuracy, n, 3, 0.0).unwrap();
         // A correct: (0,0,*) + (1,1,*) = 40 + 5 + 4 + 27 = 76; wrong 24.
         // B correct: (0,*,0) + (1,*,1) = 40 + 8 + 6 + 27 = 81; wrong 19.
         for (row, (a, b)) in [(76.0 + 2.0, 24.0 + 2.0), (81.0 + 2.0, 19.0 + 2.0)]
@@ -527,7 +617,16 @@ mod tests {
             .sum::<f64>();
         assert!(cov > 0.0);
         assert!(
-            paired_metric_draws(&alpha, 3, PairedMetric::Binary(Metric::F1), 10, 0, 0.0).is_err()
+            paired_metric_draws(
+                &alpha,
+                &alpha,
+                3,
+                PairedMetric::Binary(Metric::F1),
+                10,
+                0,
+                0.0
+            )
+            .is_err()
         );
     }
 

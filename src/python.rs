@@ -156,11 +156,14 @@ fn multiclass_metric_values(
 }
 
 /// Multiclass metric draws from p ~ Dirichlet(alpha) over K x K cells; shape (metrics, n).
+/// `data` (the observed counts) decides which classes each average counts.
 #[pyfunction]
-#[pyo3(signature = (alpha, metrics, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+#[pyo3(signature = (alpha, data, metrics, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+#[allow(clippy::too_many_arguments)]
 fn multiclass_metric_draws<'py>(
     py: Python<'py>,
     alpha: PyReadonlyArray2<'py, f64>,
+    data: PyReadonlyArray2<'py, f64>,
     metrics: Vec<(String, String, usize)>,
     n_samples: usize,
     seed: u64,
@@ -168,21 +171,33 @@ fn multiclass_metric_draws<'py>(
     zero_division: f64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let (values, k) = square_matrix(&alpha)?;
+    let (observed, _) = square_matrix(&data)?;
     let parsed = parse_multiclass(&metrics, beta, k)?;
     let out = run(py, || {
-        posterior::multiclass_metric_draws(&values, k, &parsed, n_samples, seed, zero_division)
+        posterior::multiclass_metric_draws(
+            &values,
+            &observed,
+            k,
+            &parsed,
+            n_samples,
+            seed,
+            zero_division,
+        )
     })?;
     PyArray1::from_vec(py, out).reshape([parsed.len(), n_samples])
 }
 
 /// Paired draws of one metric for two models scored on the same rows; shape (2, n).
 /// `alpha` is the K x K x K joint table (truth, prediction A, prediction B) plus prior;
+/// `data` holds the observed joint counts (same shape);
 /// `metric` is ("binary", name, "", 0) or ("multiclass", name, average, class).
 #[pyfunction]
-#[pyo3(signature = (alpha, metric, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+#[pyo3(signature = (alpha, data, metric, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+#[allow(clippy::too_many_arguments)]
 fn paired_metric_draws<'py>(
     py: Python<'py>,
     alpha: PyReadonlyArray3<'py, f64>,
+    data: PyReadonlyArray3<'py, f64>,
     metric: (String, String, String, usize),
     n_samples: usize,
     seed: u64,
@@ -196,9 +211,19 @@ fn paired_metric_draws<'py>(
             "alpha must be K x K x K, got {shape:?}"
         )));
     }
+    if data.shape() != shape {
+        return Err(PyValueError::new_err(format!(
+            "data must have the shape of alpha {shape:?}, got {:?}",
+            data.shape()
+        )));
+    }
     let values: Cow<'_, [f64]> = match alpha.as_slice() {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => Cow::Owned(alpha.as_array().iter().copied().collect()),
+    };
+    let observed: Cow<'_, [f64]> = match data.as_slice() {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(data.as_array().iter().copied().collect()),
     };
     let (kernel, name, average, class) = metric;
     let parsed = match kernel.as_str() {
@@ -209,7 +234,15 @@ fn paired_metric_draws<'py>(
     }
     .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let out = run(py, || {
-        posterior::paired_metric_draws(&values, k, parsed, n_samples, seed, zero_division)
+        posterior::paired_metric_draws(
+            &values,
+            &observed,
+            k,
+            parsed,
+            n_samples,
+            seed,
+            zero_division,
+        )
     })?;
     PyArray1::from_vec(py, out).reshape([2, n_samples])
 }

@@ -110,6 +110,7 @@ def multiclass_metric_values(
 ) -> list[float]: ...
 def multiclass_metric_draws(
     alpha: npt.NDArray[np.float64],
+    data: npt.NDArray[np.float64],
     metrics: list[tuple[str, str, int]],
     n_samples: int,
     seed: int,
@@ -118,6 +119,7 @@ def multiclass_metric_draws(
 ) -> npt.NDArray[np.float64]: ...
 def paired_metric_draws(
     alpha: npt.NDArray[np.float64],
+    data: npt.NDArray[np.float64],
     metric: tuple[str, str, str, int],
     n_samples: int,
     seed: int,
