@@ -411,7 +411,7 @@ class ConfusionMatrix:
         self,
         metric: str,
         *,
-        prior: Any = 1.0,
+        prior: Any = None,
         n_samples: int = 10_000,
         rng: Any = None,
         beta: float = 1.0,
@@ -421,9 +421,11 @@ class ConfusionMatrix:
     ) -> Posterior:
         """Posterior distribution of one metric.
 
-        Proportion metrics (accuracy, precision, recall, ... and, for multiclass data, per-class
-        precision/recall/specificity/NPV) get their exact Beta posterior and draw samples only
-        when asked; so do binary jaccard (a Beta marginal of the Dirichlet) and F1
+        Every metric comes from one model, the Dirichlet over the cells (see
+        :mod:`probeval.priors` for the prior). Proportion metrics (accuracy, precision, recall,
+        ... and, for multiclass data, per-class precision/recall/specificity/NPV and the micro
+        averages equal to accuracy) get their exact Beta posterior and draw samples only when
+        asked; so do jaccard (binary or per class, a Beta marginal of the Dirichlet) and F1
         (2J / (1 + J) of it, exact when both of that Beta's parameters are at least 1). The
         others are computed from ``n_samples`` Dirichlet draws of the cell probabilities. With
         ``audit=LabelAudit(...)`` the counts are corrected for audited mislabelling in every draw
@@ -464,19 +466,26 @@ class ConfusionMatrix:
         next_prior = prior.updated(counts)
         alpha = prior.dirichlet(counts)
         observed = self._observed(specs, beta, zero_division)
-        masks = {s.name: s.beta_masks(k) for s in specs}
-        # f1 and jaccard are exact through the Dirichlet's Beta marginal of the Jaccard index
-        # (pseudo-counts summed over its cells, as the Dirichlet implies). F1's exact summaries
-        # need that Beta's parameters >= 1 (a unimodal density); below, F1 is sampled.
-        marginal: dict[str, tuple[float, float]] = {}
-        for s in specs if not joint else []:
-            jaccard = s.jaccard_masks()
-            if jaccard is None:
+        # One model for every metric: the Dirichlet over the cells. A metric with an exact law
+        # (a Beta of aggregated cells, see MetricSpec.exact_law) gets it without sampling;
+        # with joint=True only proportions keep theirs, next to draws shared by all metrics.
+        exact: dict[str, tuple[float, float]] = {}
+        f1_laws: set[str] = set()
+        for s in specs:
+            law = s.exact_law(k)
+            if law is None or (joint and law.kind != "proportion"):
                 continue
-            a, b = prior.beta(counts, jaccard[0], jaccard[1], joint=True)
-            if s.jaccard_beta_is_exact(a, b):
-                marginal[s.name] = (a, b)
-        sampled = [s for s in specs if joint or (masks[s.name] is None and s.name not in marginal)]
+            a, b = prior.beta(counts, law.success, law.failure, joint=joint or law.marginal)
+            if law.kind == "proportion" and (a, b) == (0.0, 0.0):
+                raise ValueError(
+                    f"{s.name} has no data and a zero prior: its posterior is improper; "
+                    "use a positive prior"
+                )
+            if law.admits(a, b):
+                exact[s.name] = (a, b)
+                if law.kind == "f1":
+                    f1_laws.add(s.name)
+        sampled = [s for s in specs if joint or s.name not in exact]
         kernels = {s.kernel for s in sampled}
         if joint and len(kernels) > 1:
             raise ValueError(
@@ -499,6 +508,7 @@ class ConfusionMatrix:
         if multiclass:
             rows = _core.multiclass_metric_draws(
                 np.ascontiguousarray(alpha),
+                np.ascontiguousarray(prior.pooled(counts), dtype=np.float64),
                 [s.core_spec() for s in multiclass],
                 n_samples,
                 derive(seed, _MULTICLASS_STREAM),
@@ -509,15 +519,7 @@ class ConfusionMatrix:
         result: dict[str, Posterior] = {}
         for spec, value in zip(specs, observed, strict=True):
             origin = ConfusionOrigin(self, spec, prior, beta, zero_division, joint)
-            params = marginal.get(spec.name)
-            spec_masks = masks[spec.name]
-            if spec_masks is not None:
-                params = prior.beta(counts, spec_masks[0], spec_masks[1], joint=joint)
-                if params == (0.0, 0.0):
-                    raise ValueError(
-                        f"{spec.name} has no data and a zero prior: its posterior is improper; "
-                        "use a positive prior"
-                    )
+            params = exact.get(spec.name)
             if spec.name in draws:
                 result[spec.name] = Posterior(
                     spec.name,
@@ -532,7 +534,7 @@ class ConfusionMatrix:
                 result[spec.name] = Posterior(
                     spec.name,
                     beta=params,
-                    f1_of_beta=spec.base == "f1",
+                    f1_of_beta=spec.name in f1_laws,
                     observed=value,
                     n_samples=n_samples,
                     seed=derive(seed, spec.stream_key),
@@ -568,11 +570,11 @@ class ConfusionMatrix:
                 raise ValueError(
                     f"{spec.name}: use the binary metric names (precision, f1, ...) with an audit"
                 )
-            masks = None if joint else spec.beta_masks(2)
-            if masks is None:
+            law = None if joint else spec.exact_law(2)
+            if law is None or law.kind != "proportion":
                 core_specs.append((spec.name, None))
                 continue
-            success, failure = masks
+            success, failure = law.success, law.failure
             a0, b0 = prior.beta(zeros, success, failure, joint=False)
             core_specs.append(
                 (

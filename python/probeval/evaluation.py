@@ -229,7 +229,7 @@ def evaluate(
     y_true: Any = None,
     threshold: float = 0.5,
     metrics: Any = None,
-    prior: Any = 1.0,
+    prior: Any = None,
     n_samples: int = 10_000,
     rng: Any = None,
     sample_weight: Any = None,
@@ -269,8 +269,11 @@ def evaluate(
         recall, specificity, f1, mcc, balanced_accuracy (plus roc_auc and average_precision
         with scores). Multiclass score metrics: ``roc_auc_macro``, ``roc_auc_weighted``,
         ``roc_auc[class]`` and the same for ``average_precision``.
-    prior : float, str, array, Prior or a previous posterior
-        Pseudo-counts per cell (see :mod:`probeval.priors`); 1 (uniform) by default.
+    prior : None, float, str, array, Prior or a previous posterior
+        Pseudo-counts on the cells of one Dirichlet behind every metric (see
+        :mod:`probeval.priors`). A number c puts c on each class's diagonal cell and c spread
+        over the rest of its row, so each class's recall and precision get a Beta(c, c) prior.
+        Default: 1 ("uniform") for binary data, 0.5 ("jeffreys") for K >= 3 classes.
     n_samples : int
         Posterior draws per sampled metric.
     rng : None, int, numpy Generator or SeedSequence

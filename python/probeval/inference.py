@@ -285,7 +285,7 @@ def vs_random(
     metric: str,
     *,
     rope: Any = 0.0,
-    prior: Any = 1.0,
+    prior: Any = None,
     n_samples: int = 10_000,
     rng: Any = None,
     beta: float = 1.0,
@@ -339,7 +339,7 @@ def compare_paired(
     y_true: Any = None,
     metric: str = "accuracy",
     rope: Any = 0.0,
-    prior: Any = 1.0,
+    prior: Any = None,
     n_samples: int = 10_000,
     rng: Any = None,
     sample_weight: Any = None,
@@ -351,9 +351,11 @@ def compare_paired(
     """Compare two classifiers scored on the same rows.
 
     One Dirichlet over the joint table of (true class, prediction of A, prediction of B)
-    gives both confusion matrices from each draw. The prior puts ``prior / K`` pseudo-counts on
-    every joint cell, so that each model's own posterior is exactly what :func:`evaluate` gives
-    it; only the dependence between the two is added. Accepts the same names and label
+    gives both confusion matrices from each draw. The prior's pseudo-counts P (see
+    :mod:`probeval.priors`) are spread over the joint cells as ``P[y, a] P[y, b] / P[y].sum()``,
+    so that each model's own confusion matrix gets exactly the Dirichlet :func:`evaluate` gives
+    it (for binary data: ``prior / 2`` per joint cell); only the dependence between the two is
+    added. Accepts the same names and label
     conventions as :func:`evaluate` (binary or multiclass).
 
     The labels come first (positionally or as ``y_true=``); with a data frame first,
@@ -417,13 +419,19 @@ def compare_paired(
     beta = check_beta(beta)
     zd = check_zero_division(zero_division)
     seed = seed_from(rng)
-    alpha = np.ascontiguousarray(joint + float(resolved.base) / k)
+    pseudo = resolved.pseudo_counts(k)
+    # P[y, a] P[y, b] / P[y].sum(): summed over b (or a) it gives back P, each model's prior.
+    # (A zero prior spreads nothing.)
+    rows = pseudo.sum(axis=1)[:, None, None]
+    products = pseudo[:, :, None] * pseudo[:, None, :]
+    spread = np.divide(products, rows, out=np.zeros_like(products), where=rows > 0)
+    alpha = np.ascontiguousarray(joint + spread)
     if spec.kernel == "binary":
         kernel_spec = ("binary", spec.name, "", 0)
     else:
         name, average, index = spec.core_spec()
         kernel_spec = ("multiclass", name, average, index)
-    draws = _core.paired_metric_draws(alpha, kernel_spec, n, derive(seed, 0), beta, zd)
+    draws = _core.paired_metric_draws(alpha, joint, kernel_spec, n, derive(seed, 0), beta, zd)
     observed = (cm_a._observed([spec], beta, zd)[0], cm_b._observed([spec], beta, zd)[0])
     common = Prior(resolved.base, label=resolved.label)
     post_a, post_b = (

@@ -24,7 +24,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MetricInfo", "MetricSpec", "available_metrics", "canonical_name", "metric_info"]
+__all__ = [
+    "ExactLaw",
+    "MetricInfo",
+    "MetricSpec",
+    "available_metrics",
+    "canonical_name",
+    "metric_info",
+]
 
 CELLS = ("tp", "fp", "tn", "fn")
 
@@ -304,37 +311,63 @@ class MetricSpec:
         """(name, average, class index) as the Rust multiclass kernel takes them."""
         return (self.base, self.average, max(self.class_index, 0))
 
-    def jaccard_masks(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """(success cells, failure cells) of the Dirichlet's Beta marginal behind binary f1 and
-        jaccard (see :attr:`MetricInfo.jaccard_cells`), else None."""
-        cells = self.info.jaccard_cells
-        if self.kernel != "binary" or cells is None:
-            return None
-        return _binary_mask(cells[0]), _binary_mask(cells[1])
+    def exact_law(self, n_classes: int) -> ExactLaw | None:
+        """The closed-form posterior of this metric on a K x K matrix, or None (sampled).
 
-    def jaccard_beta_is_exact(self, a: float, b: float) -> bool:
-        """Whether this f1/jaccard posterior is computed exactly, given its Jaccard index's
-        Beta(a, b): jaccard unless that Beta is improper (a = b = 0); F1 when a, b >= 1, where
-        its density is unimodal. Otherwise the metric is drawn from the Dirichlet."""
-        if self.base == "jaccard":
-            return (a, b) != (0.0, 0.0)
-        return min(a, b) >= 1.0
-
-    def beta_masks(self, n_classes: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """(success cells, failure cells) when the posterior is an exact Beta, else None."""
-        if self.kernel == "binary":
-            cells = self.info.beta_cells
-            return None if cells is None else (_binary_mask(cells[0]), _binary_mask(cells[1]))
+        The one rule for every path (evaluate, segments, services, audits): proportion metrics
+        — binary ones, accuracy and the micro averages equal to it, per-class precision,
+        recall, specificity, NPV and their complements — are a Beta over their success cells
+        against their failure cells; jaccard (binary or per class) is the Beta marginal
+        J = p_TP / (p_TP + p_FP + p_FN) of the Dirichlet, and F1 = 2J / (1 + J) of it.
+        """
         diagonal = np.eye(n_classes, dtype=bool)
+        if self.kernel == "binary":
+            info = self.info
+            if info.beta_cells is not None:
+                cells = info.beta_cells
+                return ExactLaw(_binary_mask(cells[0]), _binary_mask(cells[1]), "proportion")
+            if info.jaccard_cells is not None:
+                cells = info.jaccard_cells
+                return ExactLaw(_binary_mask(cells[0]), _binary_mask(cells[1]), self.base)
+            return None
         if self.base == "accuracy" or (self.average == "micro" and self.base in _MICRO_IS_ACCURACY):
-            return diagonal, ~diagonal
-        if self.average == "class" and self.base in _CLASS_BETA:
+            return ExactLaw(diagonal, ~diagonal, "proportion")
+        if self.average != "class":
+            return None
+        k = self.class_index
+        if self.base in _CLASS_BETA:
             success, failure = _CLASS_BETA[self.base]
-            return (
-                _region(success, self.class_index, n_classes),
-                _region(failure, self.class_index, n_classes),
+            return ExactLaw(
+                _region(success, k, n_classes), _region(failure, k, n_classes), "proportion"
             )
+        if self.base in ("f1", "jaccard"):
+            errors = _region("k*", k, n_classes) | _region("*k", k, n_classes)
+            return ExactLaw(_region("kk", k, n_classes), errors, self.base)
         return None
+
+
+@dataclass(frozen=True, eq=False)
+class ExactLaw:
+    """A metric's posterior in closed form: ``X ~ Beta(a, b)`` with ``a`` summed over the cells
+    ``success`` and ``b`` over ``failure`` (counts plus pseudo-counts), and the metric is
+    ``X`` itself (``kind`` "proportion" or "jaccard") or ``2X / (1 + X)`` ("f1")."""
+
+    success: np.ndarray
+    failure: np.ndarray
+    kind: str
+
+    @property
+    def marginal(self) -> bool:
+        """Always the Dirichlet's Beta marginal (the Jaccard index aggregates cells); a binary
+        proportion may instead take the prior once per side (see :mod:`probeval.priors`)."""
+        return self.kind != "proportion"
+
+    def admits(self, a: float, b: float) -> bool:
+        """Whether the exact summaries hold for Beta(a, b): a proper Beta; for F1 also
+        a, b >= 1, where its density is unimodal (below, F1 is drawn from the Dirichlet)."""
+        if self.kind == "f1":
+            return min(a, b) >= 1.0
+        return (a, b) != (0.0, 0.0) or self.kind == "proportion"
 
 
 def f1_of_jaccard(j: Any) -> Any:

@@ -25,7 +25,7 @@ from ._validation import (
     check_real,
     check_zero_division,
 )
-from .metrics import MetricSpec, f1_of_jaccard, resolve_metric
+from .metrics import ExactLaw, MetricSpec, f1_of_jaccard, resolve_metric
 from .priors import BINARY_CELL_INDEX, check_pseudo_counts
 
 __all__ = ["metric_interval", "metric_summary"]
@@ -37,39 +37,39 @@ _Cells = tuple[tuple[int, ...], tuple[int, ...]]
 
 
 @functools.lru_cache(maxsize=256)
-def _plan(metric: str) -> tuple[MetricSpec, _Cells | None, _Cells | None]:
-    """The resolved metric; for proportions, its success and failure cells (indices into
-    (tp, fp, tn, fn)); for jaccard and F1, those of the Jaccard index's Beta marginal. Cached:
-    services ask for the same few metrics again and again."""
+def _plan(metric: str) -> tuple[MetricSpec, ExactLaw | None, _Cells | None]:
+    """The resolved metric, its exact law if any, and that law's success and failure cells
+    (indices into (tp, fp, tn, fn)). Cached: services ask for the same few metrics again and
+    again."""
     spec = resolve_metric(metric, (0, 1), binary=True)
     if spec.kernel != "binary":
         raise ValueError(f"{metric!r}: use a binary metric name (precision, f1, ...)")
-    masks, jaccard = spec.beta_masks(2), spec.jaccard_masks()
-    as_cells = None if masks is None else (_cells(masks[0]), _cells(masks[1]))
-    as_jaccard = None if jaccard is None else (_cells(jaccard[0]), _cells(jaccard[1]))
-    return spec, as_cells, as_jaccard
+    law = spec.exact_law(2)
+    cells = None if law is None else (_cells(law.success), _cells(law.failure))
+    return spec, law, cells
 
 
 def _exact_params(
     spec: MetricSpec,
+    law: ExactLaw | None,
     cells: _Cells | None,
-    jaccard: _Cells | None,
     counts: tuple[float, float, float, float],
     c: float,
 ) -> tuple[float, float] | None:
     """Beta parameters behind the exact posterior, or None when the metric is sampled. A
     proportion adds the prior once per side; the Jaccard index, a Dirichlet marginal, adds it
     once per cell — as :meth:`ConfusionMatrix.posterior` does."""
-    if cells is not None:
-        a = sum(counts[i] for i in cells[0]) + c
-        b = sum(counts[i] for i in cells[1]) + c
-    elif jaccard is not None:
-        a = sum(counts[i] for i in jaccard[0]) + c * len(jaccard[0])
-        b = sum(counts[i] for i in jaccard[1]) + c * len(jaccard[1])
-        if not spec.jaccard_beta_is_exact(a, b):
+    if law is None or cells is None:
+        return None
+    success, failure = cells
+    if law.marginal:
+        a = sum(counts[i] for i in success) + c * len(success)
+        b = sum(counts[i] for i in failure) + c * len(failure)
+        if not law.admits(a, b):
             return None
     else:
-        return None
+        a = sum(counts[i] for i in success) + c
+        b = sum(counts[i] for i in failure) + c
     if a == 0 and b == 0:
         raise ValueError(f"{spec.name}: no data and a zero prior: the posterior is improper")
     return a, b
@@ -115,9 +115,9 @@ def metric_interval(
     failures + prior); for jaccard, of its Dirichlet marginal Beta(TP + prior,
     FP + FN + 2 prior); for F1 = 2J / (1 + J), of the same J (exact when both of J's parameters
     are at least 1)."""
-    spec, cells, jaccard = _plan(metric)
+    spec, law, cells = _plan(metric)
     counts = _counts(tp, fp, tn, fn)
-    params = _exact_params(spec, cells, jaccard, counts, _prior(prior))
+    params = _exact_params(spec, law, cells, counts, _prior(prior))
     if params is None:
         raise ValueError(
             f"{spec.name} has no exact posterior here; use metric_summary for its sampled interval"
@@ -126,7 +126,7 @@ def metric_interval(
     if kind not in ("hdi", "eti"):
         raise ValueError(f'kind must be "hdi" or "eti", got {kind!r}')
     level = check_ci(ci)
-    if spec.base == "f1":
+    if law is not None and law.kind == "f1":
         if kind == "hdi":
             return _core.f1_hdi(a, b, level)
         low, high = _core.beta_eti(a, b, level)
@@ -151,16 +151,16 @@ def metric_summary(
     """Mean, median, std and HDI of one metric's posterior from the four counts: exact for
     proportion metrics, jaccard and F1 (see :func:`metric_interval`), else from ``n_samples``
     Dirichlet(counts + prior) draws summarised in one pass in the core."""
-    spec, cells, jaccard = _plan(metric)
+    spec, law, cells = _plan(metric)
     counts = _counts(tp, fp, tn, fn)
     c = _prior(prior)
     level = check_ci(ci)
     # Every argument is checked, even those an exact posterior does not use.
     n = check_n_samples(n_samples)
     beta_value, zero_value = check_beta(beta), check_zero_division(zero_division)
-    params = _exact_params(spec, cells, jaccard, counts, c)
+    params = _exact_params(spec, law, cells, counts, c)
     seed = derive(seed_from(rng), 0) if params is None or rng is not None else 0
-    if params is not None and spec.base == "f1":
+    if params is not None and law is not None and law.kind == "f1":
         a, b = params
         mean, var = _core.f1_mean_var(a, b)
         low, high = _core.f1_hdi(a, b, level)

@@ -275,16 +275,15 @@ def _core_specs(specs: list[MetricSpec], prior: Prior) -> list[tuple[str, Any]]:
     zeros = np.zeros((2, 2))
     out: list[tuple[str, Any]] = []
     for spec in specs:
-        masks = spec.beta_masks(2)
-        # Jaccard is the Dirichlet's Beta marginal: its prior sums the cells' pseudo-counts, as
-        # in evaluate. (F1 = 2J / (1 + J) stays sampled here: its exact form needs J's
-        # parameters >= 1, which can differ between segments.)
-        marginal = spec.jaccard_masks() if spec.base == "jaccard" else None
-        if masks is None and marginal is None:
+        law = spec.exact_law(2)
+        # Proportions and Jaccard are exact Betas, with the prior as in evaluate (the Jaccard
+        # index is a Dirichlet marginal). F1 = 2J / (1 + J) stays sampled here: its exact form
+        # needs J's parameters >= 1, which can differ between segments.
+        if law is None or law.kind == "f1":
             out.append((spec.name, None))
             continue
-        success, failure = masks if masks is not None else marginal  # type: ignore[misc]
-        a0, b0 = prior.beta(zeros, success, failure, joint=marginal is not None)
+        success, failure = law.success, law.failure
+        a0, b0 = prior.beta(zeros, success, failure, joint=law.marginal)
         out.append(
             (
                 spec.name,
@@ -332,7 +331,7 @@ def evaluate_by(
     segments: Any = None,
     threshold: float = 0.5,
     metrics: Any = None,
-    prior: Any = 1.0,
+    prior: Any = None,
     n_samples: int = 10_000,
     rng: Any = None,
     ci: float = 0.95,
