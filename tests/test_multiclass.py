@@ -121,41 +121,61 @@ COUNTS = np.array([[40, 5, 2, 1], [6, 30, 4, 0], [1, 3, 25, 6], [0, 2, 5, 20]])
 CM4 = pe.ConfusionMatrix(COUNTS)
 
 
+#: prior=1 for K = 4: 1 pseudo-count on each diagonal cell, 1/3 on every other cell (each
+#: class's recall and precision get Beta(1, 1) as their prior).
+PRIOR4 = np.full((4, 4), 1 / 3) + np.eye(4) * (1 - 1 / 3)
+
+
 @pytest.mark.parametrize(
     ("name", "success", "failure"),
     [
-        # Under Dirichlet(C + 1): a Beta of summed cells, each with its pseudo-count.
-        ("precision[1]", 30 + 1, (5 + 3 + 2) + 3),
-        ("recall[2]", 25 + 1, (1 + 3 + 6) + 3),
-        ("accuracy", 115 + 4, 35 + 12),
-        ("precision_micro", 115 + 4, 35 + 12),
+        # Under Dirichlet(C + PRIOR4): a Beta of summed cells, each with its pseudo-count.
+        ("precision[1]", 30 + 1, (5 + 3 + 2) + 1),
+        ("recall[2]", 25 + 1, (1 + 3 + 6) + 1),
+        ("accuracy", 115 + 4, 35 + 12 / 3),
+        ("precision_micro", 115 + 4, 35 + 12 / 3),
+        ("f1_micro", 115 + 4, 35 + 12 / 3),
     ],
 )
-def test_joint_marginals_match_their_analytic_beta(name: str, success: int, failure: int) -> None:
-    post = CM4.posterior(name, joint=True, n_samples=40_000, rng=3)
-    assert post.beta_params == (success, failure)
+@pytest.mark.parametrize("joint", [True, False])
+def test_proportions_are_the_dirichlets_beta_marginals(
+    name: str, success: float, failure: float, joint: bool
+) -> None:
+    """One model for every metric, joint or not: the exact laws are the Dirichlet's marginals,
+    and micro-F1 (= accuracy) has accuracy's law, not the F1 transform of it."""
+    post = CM4.posterior(name, joint=joint, prior=1, n_samples=40_000, rng=3)
+    assert post.beta_params == pytest.approx((success, failure), rel=1e-15)
+    assert post.exact_law.startswith("Beta(")
     assert stats.kstest(post.samples, stats.beta(success, failure).cdf).pvalue > KS_ALPHA
 
 
-def test_non_joint_proportions_get_their_own_binomial_beta() -> None:
-    assert CM4.posterior("precision[1]").beta_params == (31.0, 11.0)
-    assert CM4.posterior("recall[2]").beta_params == (26.0, 11.0)
-    # Specificity of class 0: TN = cells outside row 0 and column 0 (95), FP = column 0 rest (7).
-    assert CM4.posterior("specificity[0]").beta_params == (95.0 + 1, 7.0 + 1)
-    assert CM4.posterior("accuracy").beta_params == (116.0, 36.0)
+def test_exact_laws_of_per_class_proportions_and_f1() -> None:
+    # Specificity of class 0: TN = the 9 cells outside row 0 and column 0 (95 counts; 3
+    # diagonal pseudo-counts of 1 and 6 of 1/3), FP = the rest of column 0 (7; 3 x 1/3).
+    assert CM4.posterior("specificity[0]", prior=1).beta_params == pytest.approx((95 + 5, 7 + 1))
+    # Per-class F1 is 2J / (1 + J) of the Jaccard index J ~ Beta(TP + 1, FP + FN + 2).
+    post = CM4.posterior("f1[2]", prior=1, rng=0)
+    assert post.exact_law == "2J / (1 + J), J ~ Beta(26, 23)"
+    assert CM4.posterior("jaccard[2]", prior=1).beta_params == pytest.approx((26, 23))
     assert not CM4.posterior("f1_macro", rng=0).exact
+
+
+def test_per_class_f1_law_matches_the_dirichlet_draws() -> None:
+    exact = CM4.posterior("f1[2]", n_samples=40_000, rng=1)
+    drawn = pe.evaluate(CM4, metrics=["f1[2]", "mcc"], joint=True, n_samples=40_000, rng=2)
+    assert stats.ks_2samp(exact.samples, drawn["f1[2]"].samples).pvalue > KS_ALPHA
 
 
 def test_macro_f1_matches_a_numpy_implementation() -> None:
     n = 40_000
-    ours = CM4.posterior("f1_macro", n_samples=n, rng=5).samples
+    ours = CM4.posterior("f1_macro", prior=1, n_samples=n, rng=5).samples
     rng = np.random.default_rng(6)
-    g = rng.standard_gamma((COUNTS + 1.0)[:, :, None], size=(4, 4, n))
+    g = rng.standard_gamma((COUNTS + PRIOR4)[:, :, None], size=(4, 4, n))
     diag = np.einsum("iin->in", g)
     f1 = 2 * diag / (g.sum(axis=0) + g.sum(axis=1))
     reference = f1.mean(axis=0)
     assert stats.ks_2samp(ours, reference).pvalue > KS_ALPHA
-    mcc_ours = CM4.posterior("mcc", n_samples=n, rng=5).samples
+    mcc_ours = CM4.posterior("mcc", prior=1, n_samples=n, rng=5).samples
     s = g.sum(axis=(0, 1))
     c = np.einsum("iin->n", g)
     t, p = g.sum(axis=1), g.sum(axis=0)
@@ -182,7 +202,9 @@ def test_binary_data_through_the_multiclass_path_agree_with_the_binary_kernel() 
         ("balanced_accuracy", ("balanced_accuracy", "", 0)),
     ]
     binary = _core.binary_metric_draws(alpha_cells, [b for b, _ in pairs], n, 11)
-    multiclass = _core.multiclass_metric_draws(alpha_matrix, [m for _, m in pairs], n, 12)
+    multiclass = _core.multiclass_metric_draws(
+        alpha_matrix, alpha_matrix - 1.0, [m for _, m in pairs], n, 12
+    )
     for (name, _), a, b in zip(pairs, binary, multiclass, strict=True):
         assert stats.ks_2samp(a, b).pvalue > KS_ALPHA, name
     cm = pe.ConfusionMatrix.from_counts(tp=tp, fp=fp, tn=tn, fn=fn)
