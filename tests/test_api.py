@@ -26,7 +26,7 @@ def test_public_names() -> None:
 
 
 def test_rust_and_python_catalogues_agree() -> None:
-    from probeval.metrics import BINARY_METRICS
+    from probeval.base.metrics import BINARY_METRICS
 
     assert tuple(_core.binary_metric_names()) == BINARY_METRICS
 

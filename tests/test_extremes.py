@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 import probeval as pe
-from probeval.metrics import BINARY_METRICS
+from probeval.base.metrics import BINARY_METRICS
 
 HUGE = 10**12
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import probeval as pe
-from probeval.metrics import BINARY_METRICS, PER_CLASS, WHOLE_MATRIX
+from probeval.base.metrics import BINARY_METRICS, PER_CLASS, WHOLE_MATRIX
 
 from ._simulations import draw_classifier, per_class, whole_matrix
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import probeval as pe
 from probeval import _core
-from probeval.metrics import BINARY_METRICS
+from probeval.base.metrics import BINARY_METRICS
 
 from ._classifiers import RateClassifier
 

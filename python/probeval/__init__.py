@@ -13,21 +13,22 @@ sure it is. The hot loops live in a Rust core (``probeval._core``); this package
 
 from __future__ import annotations
 
-from .audit import LabelAudit
-from .confusion import ConfusionMatrix
-from .datasets import load_demo
-from .ensemble import EnsembleReport, bootstrap_ensemble, ensemble_report
-from .evaluation import Evaluation, evaluate
-from .inference import Comparison, Decision, compare, compare_paired, decide, vs_random
-from .intervals import eti, hdi
-from .kde import KDE, kde
-from .labelfree import LabelFreeEstimate, LabelFreeEstimator
-from .metrics import MetricInfo, available_metrics, metric_info
-from .posterior import Posterior
-from .priors import Prior
-from .quick import metric_interval, metric_summary
-from .scores import ScoreSummary
-from .segments import SegmentCounts, SegmentEvaluation, evaluate_by
+from probeval.base.intervals import eti, hdi
+from probeval.base.kde import KDE, kde
+from probeval.base.metrics import MetricInfo, available_metrics, metric_info
+from probeval.base.posterior import Posterior
+from probeval.base.priors import Prior
+from probeval.compare.comparisons import Comparison, compare, compare_paired, vs_random
+from probeval.compare.decisions import Decision, decide
+from probeval.datasets import load_demo
+from probeval.ensemble import EnsembleReport, bootstrap_ensemble, ensemble_report
+from probeval.labelfree.estimator import LabelFreeEstimate, LabelFreeEstimator
+from probeval.labels.audit import LabelAudit
+from probeval.labels.confusion import ConfusionMatrix
+from probeval.labels.evaluation import Evaluation, evaluate
+from probeval.labels.quick import metric_interval, metric_summary
+from probeval.labels.scores import ScoreSummary
+from probeval.labels.segments import SegmentCounts, SegmentEvaluation, evaluate_by
 
 __version__ = "0.1.0"
 
@@ -37,7 +38,7 @@ def __getattr__(name: str) -> object:
     if name == "plot":
         import importlib
 
-        return importlib.import_module(".plot", __name__)
+        return importlib.import_module("probeval.plot")
     raise AttributeError(f"module 'probeval' has no attribute {name!r}")
 
 

@@ -29,9 +29,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from . import __version__
-from ._io import read_table
-from ._table import Table
+from probeval import __version__
+from probeval._io import read_table
+from probeval._util.table import Table
 
 DESCRIPTION = """\
 Posterior distributions of classifier performance: how good is the model, how sure are we,
@@ -189,7 +189,7 @@ def _settings(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
 
 
 def _evaluate(args: argparse.Namespace) -> Output:
-    from .evaluation import evaluate
+    from probeval.labels.evaluation import evaluate
 
     progress = Progress(3)
     table = read_table(args.file)
@@ -214,7 +214,7 @@ def _evaluate(args: argparse.Namespace) -> Output:
     progress.step("summaries")
 
     def plot(path: str) -> None:
-        from .plot import posteriors
+        from probeval.plot import posteriors
 
         _save(posteriors(ev, ci=args.ci), path)
 
@@ -232,9 +232,10 @@ def _evaluate(args: argparse.Namespace) -> Output:
 
 
 def _compare(args: argparse.Namespace) -> Output:
-    from .inference import compare, compare_paired, decide
-    from .metrics import canonical_name
-    from .scores import ScoreSummary
+    from probeval.base.metrics import canonical_name
+    from probeval.compare.comparisons import compare, compare_paired
+    from probeval.compare.decisions import decide
+    from probeval.labels.scores import ScoreSummary
 
     progress = Progress(3)
     table = read_table(args.file)
@@ -260,7 +261,7 @@ def _compare(args: argparse.Namespace) -> Output:
     else:
         preds = [(s > args.threshold).astype(np.int64) if _is_score(s) else s for s in (a, b)]
         if args.independent:
-            from .confusion import ConfusionMatrix
+            from probeval.labels.confusion import ConfusionMatrix
 
             posts = [
                 ConfusionMatrix.from_predictions(truth, p, pos_label=pos_label).posterior(
@@ -322,7 +323,7 @@ def _compare(args: argparse.Namespace) -> Output:
     result["decision"] = decision.to_dict()
 
     def plot(path: str) -> None:
-        from .plot import compare as compare_plot
+        from probeval.plot import compare as compare_plot
 
         _save(compare_plot(comparison, ci=args.ci).figure, path)
 
@@ -340,7 +341,7 @@ def _compare(args: argparse.Namespace) -> Output:
 
 
 def _estimate(args: argparse.Namespace) -> Output:
-    from .labelfree import LabelFreeEstimator
+    from probeval.labelfree.estimator import LabelFreeEstimator
 
     progress = Progress(4)
     reference = read_table(args.reference)
@@ -382,7 +383,7 @@ def _estimate(args: argparse.Namespace) -> Output:
     progress.step("summaries")
 
     def plot(path: str) -> None:
-        from .plot import chunks
+        from probeval.plot import chunks
 
         _save(chunks(result, result.metrics[-1]).figure, path)
 
@@ -407,7 +408,7 @@ def _estimate(args: argparse.Namespace) -> Output:
 
 
 def _ensemble(args: argparse.Namespace) -> Output:
-    from .ensemble import ensemble_report
+    from probeval.ensemble import ensemble_report
 
     progress = Progress(3)
     table = read_table(args.file)
@@ -447,7 +448,7 @@ def _ensemble(args: argparse.Namespace) -> Output:
     progress.step("summaries")
 
     def plot(path: str) -> None:
-        from .plot import posteriors
+        from probeval.plot import posteriors
 
         items = dict(report.metrics)
         items.update({f"{g.metric} {g.kind} ({g.group})": g.posterior for g in report.gaps[:6]})
@@ -460,10 +461,11 @@ def _ensemble(args: argparse.Namespace) -> Output:
 
 
 def _demo(args: argparse.Namespace) -> Output:
-    from .datasets import load_demo
-    from .evaluation import evaluate
-    from .inference import compare_paired, decide
-    from .labelfree import LabelFreeEstimator
+    from probeval.compare.comparisons import compare_paired
+    from probeval.compare.decisions import decide
+    from probeval.datasets import load_demo
+    from probeval.labelfree.estimator import LabelFreeEstimator
+    from probeval.labels.evaluation import evaluate
 
     progress = Progress(4)
     data = load_demo()
@@ -535,7 +537,7 @@ def _demo(args: argparse.Namespace) -> Output:
     progress.step("tables")
 
     def plot(path: str) -> None:
-        from .plot import chunks
+        from probeval.plot import chunks
 
         _save(chunks(result, "roc_auc").figure, path)
 

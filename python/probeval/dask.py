@@ -21,11 +21,12 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from ._validation import describe
-from .confusion import ConfusionMatrix, _observed_classes, _resolve_labels
-from .labelfree import LabelFreeEstimator
-from .scores import ScoreSummary
-from .segments import SegmentCounts
+from probeval._util.classes import observed_classes, resolve_labels
+from probeval._util.validation import describe
+from probeval.labelfree.estimator import LabelFreeEstimator
+from probeval.labels.confusion import ConfusionMatrix
+from probeval.labels.scores import ScoreSummary
+from probeval.labels.segments import SegmentCounts
 
 __all__ = ["confusion_matrix", "fit_label_free", "score_summary", "segment_counts"]
 
@@ -96,10 +97,10 @@ def _classes(parts: list[Any], *keys: str) -> list[Any]:
     dask = _dask()
 
     def distinct(part: dict[str, np.ndarray]) -> list[Any]:
-        return _observed_classes(*(part[k] for k in keys if k in part))
+        return observed_classes(*(part[k] for k in keys if k in part))
 
     def union(a: list[Any], b: list[Any]) -> list[Any]:
-        return _observed_classes(np.array(a + b, dtype=object))
+        return observed_classes(np.array(a + b, dtype=object))
 
     return _tree([dask.delayed(distinct)(p) for p in parts], union)
 
@@ -128,7 +129,7 @@ def confusion_matrix(
         frame, {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "w": sample_weight}
     )
     if labels is None:
-        order = _resolve_labels(_classes(parts, "y_true", "y_pred"), None, pos_label)
+        order = resolve_labels(_classes(parts, "y_true", "y_pred"), None, pos_label)
     else:
         order = list(labels)
 
@@ -168,7 +169,7 @@ def segment_counts(
     order = (
         list(labels)
         if labels is not None
-        else _resolve_labels(_classes(parts, "y_true", "y_pred"), None, pos_label)
+        else resolve_labels(_classes(parts, "y_true", "y_pred"), None, pos_label)
     )
 
     def count(part: dict[str, np.ndarray]) -> SegmentCounts:
@@ -198,7 +199,7 @@ def score_summary(
     cluster: then ``summary.posterior("roc_auc")``."""
     dask = _dask()
     parts = _parts(frame, {"y_true": y_true, "y_score": y_score, "w": sample_weight})
-    order = _resolve_labels(_classes(parts, "y_true"), None, pos_label)
+    order = resolve_labels(_classes(parts, "y_true"), None, pos_label)
 
     def summarise(part: dict[str, np.ndarray]) -> ScoreSummary:
         return ScoreSummary.from_scores(

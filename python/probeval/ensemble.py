@@ -29,10 +29,17 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._random import derive, seed_from
-from ._table import Table
-from ._validation import (
+from probeval import _core
+from probeval._util.classes import (
+    encode,
+    is_standard_binary,
+    observed_classes,
+    python_value,
+    resolve_labels,
+)
+from probeval._util.rng import derive, seed_from
+from probeval._util.table import Table
+from probeval._util.validation import (
     as_labels,
     check_ci,
     check_n_samples,
@@ -40,16 +47,9 @@ from ._validation import (
     check_threshold,
     describe,
 )
-from .confusion import (
-    ConfusionMatrix,
-    _encode,
-    _is_standard_binary,
-    _observed_classes,
-    _python_value,
-    _resolve_labels,
-)
-from .inference import Decision, decide
-from .posterior import Posterior
+from probeval.base.posterior import Posterior
+from probeval.compare.decisions import Decision, decide
+from probeval.labels.confusion import ConfusionMatrix
 
 __all__ = ["EnsembleReport", "Gap", "bootstrap_ensemble", "ensemble_report"]
 
@@ -139,8 +139,8 @@ class Gap:
     def to_dict(self) -> dict[str, Any]:
         low, high = self.hdi
         return {
-            "group": _python_value(self.group),
-            "reference": _python_value(self.reference),
+            "group": python_value(self.group),
+            "reference": python_value(self.reference),
             "metric": self.metric,
             "kind": self.kind,
             "mean": self.posterior.mean(),
@@ -261,7 +261,7 @@ class EnsembleReport:
             "metrics": {name: post.to_dict(self.ci) for name, post in self.metrics.items()},
             "groups": [
                 {
-                    "group": _python_value(r.group),
+                    "group": python_value(r.group),
                     "n": r.n,
                     "statistics": r.statistics,
                     "metrics": {k: p.to_dict(self.ci) for k, p in r.metrics.items()},
@@ -388,8 +388,8 @@ def ensemble_report(
         keys = as_labels("groups", groups)
         if keys.shape[0] != count:
             raise ValueError(f"groups has {keys.shape[0]} values but proba has {count} samples")
-        order = _observed_classes(keys)
-        codes = _encode(keys, order)
+        order = observed_classes(keys)
+        codes = encode(keys, order)
         sizes = np.bincount(codes, minlength=len(order))
         gap_names = (
             ("tpr", "fpr", "accuracy", "selection_rate")
@@ -442,15 +442,15 @@ def _positive(y_true: Any, pos_label: Any, count: int) -> np.ndarray:
     truth = as_labels("y_true", y_true)
     if truth.shape[0] != count:
         raise ValueError(f"y_true has {truth.shape[0]} values but proba has {count} samples")
-    order = _resolve_labels(_observed_classes(truth), None, pos_label)
+    order = resolve_labels(observed_classes(truth), None, pos_label)
     if len(order) != 2:
         raise ValueError(f"y_true must be binary, found classes {order!r}")
-    if pos_label is None and not _is_standard_binary(order):
+    if pos_label is None and not is_standard_binary(order):
         raise ValueError(
             f"y_true has the classes {order!r}; pass pos_label=... to say which one proba is "
             "the probability of"
         )
-    positive: np.ndarray = _encode(truth, order) == 1
+    positive: np.ndarray = encode(truth, order) == 1
     return positive
 
 

@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._validation import check_ci, describe
-from .posterior import Posterior
+from probeval._util.validation import check_ci, describe
+from probeval.base.posterior import Posterior
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from .inference import Comparison
-    from .labelfree import LabelFreeEstimate
+    from probeval.compare.comparisons import Comparison
+    from probeval.labelfree.estimator import LabelFreeEstimate
 
 __all__ = ["chunks", "compare", "posterior", "posteriors", "updates"]
 
@@ -155,7 +155,7 @@ def updates(
 ) -> Axes:
     """The posterior narrowing as data arrive: the metric's posterior after the first n rows,
     for each n in ``steps`` (those not above the number of rows)."""
-    from .evaluation import evaluate
+    from probeval.labels.evaluation import evaluate
 
     truth = np.asarray(y_true)
     count = truth.shape[0] if truth.ndim == 1 else 0
@@ -185,7 +185,7 @@ def updates(
 
 def compare(comparison: Comparison, *, ax: Any = None, ci: float = 0.95) -> Axes:
     """The posterior of a - b with its HDI, the ROPE, zero, and the decision probabilities."""
-    from .inference import Comparison
+    from probeval.compare.comparisons import Comparison
 
     if not isinstance(comparison, Comparison):
         raise TypeError(f"compare needs a Comparison, got {describe(comparison)}")
@@ -229,7 +229,7 @@ def chunks(result: LabelFreeEstimate, metric: str, *, ax: Any = None) -> Axes:
     """Label-free estimates over chunks: posterior mean and HDI band, the realized values (when
     labels were given), the reference posterior's HDI as a band, and the chunks whose
     "no worse than reference" decision is "rejected"."""
-    from .labelfree import LabelFreeEstimate
+    from probeval.labelfree.estimator import LabelFreeEstimate
 
     if not isinstance(result, LabelFreeEstimate):
         raise TypeError(f"chunks needs a LabelFreeEstimate, got {describe(result)}")

@@ -35,9 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._random import derive, seed_from
-from ._validation import (
+from probeval import _core
+from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
+from probeval._util.rng import derive, seed_from
+from probeval._util.validation import (
     as_float_1d,
     as_labels,
     as_weights,
@@ -46,10 +47,9 @@ from ._validation import (
     check_same_length,
     describe,
 )
-from .confusion import _encode, _observed_classes, _resolve_labels
-from .metrics import SCORE_METRICS, MetricSpec, canonical_name
-from .posterior import Posterior
-from .priors import check_pseudo_counts
+from probeval.base.metrics import SCORE_METRICS, MetricSpec, canonical_name
+from probeval.base.posterior import Posterior
+from probeval.base.priors import check_pseudo_counts
 
 __all__ = ["ScoreSummary"]
 
@@ -163,21 +163,19 @@ class ScoreSummary:
             if sample_weight is None
             else as_weights("sample_weight", sample_weight, len(truth))
         )
-        classes = _observed_classes(truth)
-        order = _resolve_labels(classes, labels, pos_label)
+        classes = observed_classes(truth)
+        order = resolve_labels(classes, labels, pos_label)
         if len(order) != 2:
             raise ValueError(
                 f"y_true must be binary, found classes {order!r}; for multiclass scores pass "
                 "an (n, K) y_score to evaluate()"
             )
-        from .confusion import _is_standard_binary
-
-        if pos_label is None and labels is None and not _is_standard_binary(order):
+        if pos_label is None and labels is None and not is_standard_binary(order):
             raise ValueError(
                 f"y_true has the classes {order!r}; pass pos_label=... to say which one the "
                 "scores are the probability of"
             )
-        positive = _encode(truth, order) == 1
+        positive = encode(truth, order) == 1
         values, pos, neg = _core.unique_scores(scores, positive, weights)
         return cls(values, pos, neg, labels=tuple(order))
 

@@ -1,4 +1,4 @@
-"""Comparisons and decisions: is model B better than model A, and how sure are we?
+"""Comparisons: is model B better than model A, and how sure are we?
 
 * :func:`compare` — two independent posteriors (different test sets): the posterior of
   their difference ``a - b``.
@@ -8,7 +8,8 @@
   Treating the two posteriors as independent instead (as peer libraries do) ignores that
   correlation and gives a much wider interval for the difference.
 * :func:`vs_random` — a model against the random classifier on the same data.
-* :func:`decide` — accept, reject or stay undecided about a region of practical equivalence.
+
+A comparison's difference feeds :func:`probeval.decide` (module :mod:`probeval.compare.decisions`).
 
 Every comparison reports, for ``d = a - b`` and a ROPE ``[lo, hi]``:
 
@@ -23,54 +24,32 @@ Every comparison reports, for ``d = a - b`` and a ROPE ``[lo, hi]``:
 from __future__ import annotations
 
 import math
-import numbers
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._frames import is_frame, resolve
-from ._random import derive, seed_from
-from ._validation import (
+from probeval import _core
+from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
+from probeval._util.frames import is_frame, resolve
+from probeval._util.rng import derive, seed_from
+from probeval._util.validation import (
+    Interval,
     as_labels,
     as_weights,
     check_beta,
     check_ci,
     check_n_samples,
-    check_positive,
-    check_real,
+    check_rope,
     check_same_length,
     check_zero_division,
     describe,
 )
-from .confusion import ConfusionMatrix, _encode, _observed_classes, _resolve_labels
-from .posterior import Posterior
-from .priors import Prior, resolve_prior
+from probeval.base.posterior import Posterior
+from probeval.base.priors import Prior, resolve_prior
+from probeval.compare.decisions import Decision, decide
+from probeval.labels.confusion import ConfusionMatrix
 
-__all__ = ["Comparison", "Decision", "compare", "compare_paired", "decide", "vs_random"]
-
-Interval = tuple[float, float]
-
-
-def _check_rope(rope: Any) -> Interval:
-    """A ROPE: a half-width ``eps >= 0`` (meaning [-eps, eps]) or a pair ``(lo, hi)``."""
-    if isinstance(rope, (bool, np.bool_)):
-        raise TypeError(f"rope must be a number >= 0 or a pair (lo, hi), got {rope!r}")
-    if isinstance(rope, numbers.Real):
-        eps = check_positive("rope", rope, allow_zero=True)
-        return (-eps, eps)
-    try:
-        low, high = rope
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"rope must be a number >= 0 or a pair (lo, hi), got {describe(rope)}"
-        ) from None
-    low = check_real("rope[0]", low)
-    high = check_real("rope[1]", high)
-    if math.isnan(low) or math.isnan(high) or low > high:
-        raise ValueError(f"rope must satisfy lo <= hi, got {rope!r}")
-    return (low, high)
+__all__ = ["Comparison", "compare", "compare_paired", "vs_random"]
 
 
 class Comparison:
@@ -258,7 +237,7 @@ def compare(
     """
     if not isinstance(a, Posterior) or not isinstance(b, Posterior):
         raise TypeError(f"compare needs two Posteriors, got {describe(a)} and {describe(b)}")
-    interval = _check_rope(rope)
+    interval = check_rope(rope)
     n = _n_for(a, b, n_samples)
     seed = seed_from(rng)
     samples_a = a._draw_independent(n, derive(seed, 1))
@@ -316,7 +295,7 @@ def vs_random(
         other,
         samples_a=baseline.samples,
         samples_b=other.samples,
-        rope=_check_rope(rope),
+        rope=check_rope(rope),
         paired=False,
     )
     return Comparison(
@@ -352,7 +331,7 @@ def compare_paired(
 
     One Dirichlet over the joint table of (true class, prediction of A, prediction of B)
     gives both confusion matrices from each draw. The prior's pseudo-counts P (see
-    :mod:`probeval.priors`) are spread over the joint cells as ``P[y, a] P[y, b] / P[y].sum()``,
+    :class:`~probeval.Prior`) are spread over the joint cells as ``P[y, a] P[y, b] / P[y].sum()``,
     so that each model's own confusion matrix gets exactly the Dirichlet :func:`evaluate` gives
     it (for binary data: ``prior / 2`` per joint cell); only the dependence between the two is
     added. Accepts the same names and label
@@ -389,13 +368,15 @@ def compare_paired(
     weights = (
         None if sample_weight is None else as_weights("sample_weight", sample_weight, len(truth))
     )
-    order = _resolve_labels(_observed_classes(truth, pred_a, pred_b), labels, pos_label)
+    order = resolve_labels(observed_classes(truth, pred_a, pred_b), labels, pos_label)
     k = len(order)
-    codes = (_encode(truth, order) * k + _encode(pred_a, order)) * k + _encode(pred_b, order)
+    codes = (encode(truth, order) * k + encode(pred_a, order)) * k + encode(pred_b, order)
     joint = np.bincount(codes, weights=weights, minlength=k**3).astype(np.float64)
     joint = joint.reshape(k, k, k)
     weighted = weights is not None
-    binary_standard = k == 2 and (labels is not None or pos_label is not None or _standard(order))
+    binary_standard = k == 2 and (
+        labels is not None or pos_label is not None or is_standard_binary(order)
+    )
     cm_a = ConfusionMatrix._from_matrix(
         joint.sum(axis=2),
         order,
@@ -455,7 +436,7 @@ def compare_paired(
         random_b,
         samples_a=random_a.samples,
         samples_b=random_b.samples,
-        rope=_check_rope(rope),
+        rope=check_rope(rope),
         paired=False,
     )
     return Comparison(
@@ -467,113 +448,3 @@ def compare_paired(
         paired=True,
         random=random,
     )
-
-
-def _standard(order: list[Any]) -> bool:
-    from .confusion import _is_standard_binary
-
-    return _is_standard_binary(order)
-
-
-@dataclass(frozen=True)
-class Decision:
-    """An HDI + ROPE decision.
-
-    ``status`` is "accepted" (the HDI lies inside the ROPE), "rejected" (wholly outside it) or
-    "undecided"; ``final`` says whether the HDI is already as narrow as the required
-    ``precision`` (always, when no precision is required) — a decision made on a wider HDI may
-    still flip as data arrive.
-    """
-
-    status: str
-    hdi: Interval
-    width: float
-    final: bool
-    rope: Interval
-    ci: float
-    precision: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "hdi_low": self.hdi[0],
-            "hdi_high": self.hdi[1],
-            "width": self.width,
-            "final": self.final,
-            "rope_low": self.rope[0],
-            "rope_high": self.rope[1],
-            "ci": self.ci,
-            "precision": self.precision,
-        }
-
-    def __repr__(self) -> str:
-        need = "" if self.precision is None else f", precision {self.precision:g}"
-        state = "final" if self.final else "not final: HDI wider than required"
-        return (
-            f"Decision({self.status}, {100 * self.ci:g}% HDI=[{self.hdi[0]:.4f}, "
-            f"{self.hdi[1]:.4f}] (width {self.width:.4f}{need}; {state}), "
-            f"rope=[{self.rope[0]:g}, {self.rope[1]:g}])"
-        )
-
-
-def decide(
-    posterior: Posterior | Comparison,
-    rope: Any = None,
-    *,
-    ci: float = 0.95,
-    precision: float | None = None,
-    reference: Posterior | None = None,
-) -> Decision:
-    """Decide about a region of practical equivalence with the HDI + ROPE rule.
-
-    Parameters
-    ----------
-    posterior : Posterior or Comparison
-        A metric's posterior, or a comparison (then the difference and, by default, its ROPE).
-    rope : float or (lo, hi), optional
-        The region. Without it: the comparison's ROPE, or — with ``reference`` — "no worse than
-        the reference": from the lower HDI edge of ``reference`` to the metric's maximum.
-    ci : float
-        Probability of the HDI.
-    precision : float, optional
-        Required HDI width for a final decision.
-    reference : Posterior, optional
-        The reference for the default "no worse than reference" ROPE.
-
-    Returns
-    -------
-    Decision
-        "accepted" if the HDI lies within the ROPE, "rejected" if it lies wholly outside,
-        "undecided" otherwise; ``final`` once the HDI width is at most ``precision``.
-    """
-    ci = check_ci(ci)
-    if isinstance(posterior, Comparison):
-        target = posterior.difference
-        default = posterior.rope
-    elif isinstance(posterior, Posterior):
-        target = posterior
-        default = None
-    else:
-        raise TypeError(f"decide needs a Posterior or a Comparison, got {describe(posterior)}")
-    if rope is not None:
-        interval = _check_rope(rope)
-    elif reference is not None:
-        if not isinstance(reference, Posterior):
-            raise TypeError(f"reference must be a Posterior, got {describe(reference)}")
-        interval = (reference.hdi(ci)[0], target.bounds[1])
-    elif default is not None:
-        interval = default
-    else:
-        raise TypeError("decide needs a rope=(lo, hi) or a reference posterior")
-    if precision is not None:
-        precision = check_positive("precision", precision)
-    low, high = target.hdi(ci)
-    if interval[0] <= low and high <= interval[1]:
-        status = "accepted"
-    elif high < interval[0] or low > interval[1]:
-        status = "rejected"
-    else:
-        status = "undecided"
-    width = high - low
-    final = precision is None or width <= precision
-    return Decision(status, (low, high), width, final, interval, ci, precision)

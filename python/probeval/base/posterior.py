@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
+from typing import Any, Literal, Protocol, overload
 
 import numpy as np
 
-from . import _core
-from ._random import seed_from
-from ._validation import (
+from probeval import _core
+from probeval._util.rng import seed_from
+from probeval._util.validation import (
     as_float_1d,
     check_ci,
     check_n_samples,
     check_real,
     describe,
 )
-from .intervals import beta_region, density_region
-from .kde import KDE, kde
-from .metrics import f1_of_jaccard, jaccard_of_f1
-from .priors import MAX_PSEUDO_COUNT, MIN_PSEUDO_COUNT
-
-if TYPE_CHECKING:
-    from .audit import LabelAudit
-    from .confusion import ConfusionMatrix
-    from .metrics import MetricSpec
-    from .priors import Prior
+from probeval.base.intervals import beta_region, density_region
+from probeval.base.kde import KDE, kde
+from probeval.base.metrics import f1_of_jaccard, jaccard_of_f1
+from probeval.base.priors import MAX_PSEUDO_COUNT, MIN_PSEUDO_COUNT, Prior
 
 __all__ = ["Posterior"]
 
@@ -39,43 +32,6 @@ class Origin(Protocol):
     def has_random_baseline(self) -> bool: ...
 
     def posterior(self, n_samples: int, seed: int, *, random: bool = False) -> Posterior: ...
-
-
-@dataclass(frozen=True)
-class ConfusionOrigin:
-    """A posterior computed from a confusion matrix."""
-
-    confusion: ConfusionMatrix
-    spec: MetricSpec
-    prior: Prior
-    beta: float
-    zero_division: float
-    joint: bool
-    audit: LabelAudit | None = None
-
-    @property
-    def has_random_baseline(self) -> bool:
-        return self.audit is None
-
-    def posterior(self, n_samples: int, seed: int, *, random: bool = False) -> Posterior:
-        confusion, prior = self.confusion, self.prior
-        if random:
-            # The random classifier on all the data seen so far (absorbed and current).
-            pooled = confusion.counts if prior.data is None else confusion.counts + prior.data
-            confusion = type(confusion)._from_matrix(pooled, confusion.labels, weighted=True)
-            confusion = confusion.random_baseline()
-            prior = type(prior)(prior.base, label=prior.label)
-        result = confusion._posteriors(
-            [self.spec],
-            prior=prior,
-            n_samples=n_samples,
-            seed=seed,
-            beta=self.beta,
-            zero_division=self.zero_division,
-            joint=self.joint,
-            audit=self.audit,
-        )
-        return result[self.spec.name]
 
 
 def _as_points(x: Any, name: str = "x") -> tuple[np.ndarray, bool]:

@@ -35,6 +35,9 @@ __all__ = [
 
 CELLS = ("tp", "fp", "tn", "fn")
 
+#: Position of each binary cell in the 2 x 2 matrix [[TN, FP], [FN, TP]].
+BINARY_CELL_INDEX = {"tn": (0, 0), "fp": (0, 1), "fn": (1, 0), "tp": (1, 1)}
+
 
 @dataclass(frozen=True)
 class MetricInfo:
@@ -359,7 +362,7 @@ class ExactLaw:
     @property
     def marginal(self) -> bool:
         """Always the Dirichlet's Beta marginal (the Jaccard index aggregates cells); a binary
-        proportion may instead take the prior once per side (see :mod:`probeval.priors`)."""
+        proportion may instead take the prior once per side (see :class:`~probeval.Prior`)."""
         return self.kind != "proportion"
 
     def admits(self, a: float, b: float) -> bool:
@@ -382,8 +385,6 @@ def jaccard_of_f1(f: Any) -> Any:
 
 def _binary_mask(names: tuple[str, ...]) -> np.ndarray:
     """A 2 x 2 boolean mask selecting the named binary cells."""
-    from .priors import BINARY_CELL_INDEX
-
     mask = np.zeros((2, 2), dtype=bool)
     for cell in names:
         mask[BINARY_CELL_INDEX[cell]] = True

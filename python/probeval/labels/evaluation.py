@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from ._frames import is_frame, resolve
-from ._random import derive, seed_from
-from ._table import Table
-from ._validation import (
+from probeval._util.classes import encode, observed_classes, resolve_labels
+from probeval._util.frames import is_frame, resolve
+from probeval._util.rng import derive, seed_from
+from probeval._util.table import Table
+from probeval._util.validation import (
     as_labels,
     as_name_list,
     as_weights,
@@ -21,9 +22,7 @@ from ._validation import (
     check_threshold,
     check_zero_division,
 )
-from .audit import check_audit
-from .confusion import ConfusionMatrix, _encode, _observed_classes, _resolve_labels
-from .metrics import (
+from probeval.base.metrics import (
     DEFAULT_BINARY,
     DEFAULT_BINARY_SCORES,
     DEFAULT_MULTICLASS,
@@ -32,9 +31,11 @@ from .metrics import (
     is_score_metric,
     resolve_score_metric,
 )
-from .posterior import Posterior
-from .priors import Prior, resolve_prior
-from .scores import (
+from probeval.base.posterior import Posterior
+from probeval.base.priors import Prior, resolve_prior
+from probeval.labels.audit import check_audit
+from probeval.labels.confusion import ConfusionMatrix
+from probeval.labels.scores import (
     DEFAULT_MAX_BINS,
     ScoreSummary,
     _Setting,
@@ -210,7 +211,7 @@ def _score_matrix(y_score: Any) -> np.ndarray | None:
 def _column_labels(y_true: Any, n_columns: int, labels: Any) -> tuple[np.ndarray, list[Any]]:
     """Labels and the class order the columns of a (n, K) y_score follow."""
     truth = as_labels("y_true", y_true)
-    order = _resolve_labels(_observed_classes(truth), labels, None)
+    order = resolve_labels(observed_classes(truth), labels, None)
     if len(order) != n_columns:
         raise ValueError(
             f"y_score has {n_columns} columns but there are {len(order)} classes {order!r}; "
@@ -271,7 +272,7 @@ def evaluate(
         ``roc_auc[class]`` and the same for ``average_precision``.
     prior : None, float, str, array, Prior or a previous posterior
         Pseudo-counts on the cells of one Dirichlet behind every metric (see
-        :mod:`probeval.priors`). A number c puts c on each class's diagonal cell and c spread
+        :class:`~probeval.Prior`). A number c puts c on each class's diagonal cell and c spread
         over the rest of its row, so each class's recall and precision get a Beta(c, c) prior.
         Default: 1 ("uniform") for binary data, 0.5 ("jeffreys") for K >= 3 classes.
     n_samples : int
@@ -418,7 +419,7 @@ def evaluate(
                 f"bootstrap, got score_prior={score_prior!r}"
             )
         assert truth is not None
-        codes = _encode(truth, order)
+        codes = encode(truth, order)
         row_weights = np.ones(len(truth)) if weights is None else weights
         posteriors.update(
             multiclass_score_posteriors(

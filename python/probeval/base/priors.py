@@ -38,8 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._validation import as_count_matrix, describe
+from probeval import _core
+from probeval._util.validation import as_count_matrix, describe
+from probeval.base.metrics import BINARY_CELL_INDEX
 
 __all__ = ["Prior", "resolve_prior"]
 
@@ -71,10 +72,6 @@ def check_pseudo_counts(name: str, values: Any) -> None:
             f"{name} pseudo-counts must be 0 or between {MIN_PSEUDO_COUNT:g} and "
             f"{MAX_PSEUDO_COUNT:g}, got {float(array[bad].flat[0])!r}"
         )
-
-
-#: Position of each binary cell in the 2 x 2 matrix [[TN, FP], [FN, TP]].
-BINARY_CELL_INDEX = {"tn": (0, 0), "fp": (0, 1), "fn": (1, 0), "tp": (1, 1)}
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,8 +17,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from . import _core
-from ._validation import describe
+from probeval import _core
+from probeval._util.validation import describe
 
 RNGLike = None | int | np.random.Generator | np.random.BitGenerator | np.random.SeedSequence
 

@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._frames import is_frame, resolve
-from ._random import derive, seed_from
-from ._table import Table
-from ._validation import (
+from probeval import _core
+from probeval._util.classes import encode, observed_classes, resolve_labels
+from probeval._util.frames import is_frame, resolve
+from probeval._util.rng import derive, seed_from
+from probeval._util.table import Table
+from probeval._util.validation import (
     as_labels,
     as_name_list,
     as_probabilities,
@@ -33,10 +34,16 @@ from ._validation import (
     check_zero_division,
     describe,
 )
-from .confusion import ConfusionMatrix, _encode, _observed_classes, _resolve_labels
-from .metrics import DEFAULT_BINARY, DEFAULT_MULTICLASS, MetricSpec, resolve_metric
-from .posterior import Posterior
-from .priors import BINARY_CELL_INDEX, Prior, resolve_prior
+from probeval.base.metrics import (
+    BINARY_CELL_INDEX,
+    DEFAULT_BINARY,
+    DEFAULT_MULTICLASS,
+    MetricSpec,
+    resolve_metric,
+)
+from probeval.base.posterior import Posterior
+from probeval.base.priors import Prior, resolve_prior
+from probeval.labels.confusion import ConfusionMatrix
 
 __all__ = ["SegmentCounts", "SegmentEvaluation", "evaluate_by"]
 
@@ -137,7 +144,7 @@ class SegmentEvaluation(Mapping[str, dict[str, np.ndarray]]):
         return out
 
     def table(self) -> Table:
-        """:meth:`to_dict` as a :class:`~probeval._table.Table`."""
+        """:meth:`to_dict` as a :class:`~probeval._util.table.Table`."""
         data = self.to_dict()
         return Table(
             {k: v.tolist() for k, v in data.items()},
@@ -456,12 +463,12 @@ def _count_rows(
     if y_pred is not None:
         pred = as_labels("y_pred", y_pred)
         check_same_length(y_true=truth, y_pred=pred)
-        order = _resolve_labels(_observed_classes(truth, pred), labels, pos_label)
-        pred_codes = _encode(pred, order)
+        order = resolve_labels(observed_classes(truth, pred), labels, pos_label)
+        pred_codes = encode(pred, order)
     elif y_score is not None:
         scores = as_probabilities("y_score", y_score)
         check_same_length(y_true=truth, y_score=scores)
-        order = _resolve_labels(_observed_classes(truth), labels, pos_label)
+        order = resolve_labels(observed_classes(truth), labels, pos_label)
         if len(order) != 2:
             raise ValueError(f"y_true must be binary for scores, found classes {order!r}")
         pred_codes = (scores > check_threshold(threshold)).astype(np.intp)
@@ -469,13 +476,13 @@ def _count_rows(
         raise TypeError("evaluate_by needs y_pred or y_score")
     segment_keys = as_labels("by", by)
     check_same_length(y_true=truth, by=segment_keys)
-    keys_order = _observed_classes(segment_keys)
-    segment_codes = _encode(segment_keys, keys_order)
+    keys_order = observed_classes(segment_keys)
+    segment_codes = encode(segment_keys, keys_order)
     weights = (
         None if sample_weight is None else as_weights("sample_weight", sample_weight, len(truth))
     )
     matrices = _core.segment_counts(
-        _encode(truth, order).astype(np.uint32),
+        encode(truth, order).astype(np.uint32),
         pred_codes.astype(np.uint32),
         segment_codes.astype(np.uint32),
         weights,

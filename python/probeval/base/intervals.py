@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._validation import as_float_1d, check_ci
-from .kde import KDE, kde
+from probeval import _core
+from probeval._util.validation import as_float_1d, check_ci
+from probeval.base.kde import KDE, kde
 
 __all__ = ["eti", "hdi"]
 

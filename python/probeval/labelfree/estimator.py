@@ -29,11 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._frames import is_frame, resolve
-from ._random import derive, seed_from
-from ._table import Table
-from ._validation import (
+from probeval import _core
+from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
+from probeval._util.frames import is_frame, resolve
+from probeval._util.rng import derive, seed_from
+from probeval._util.table import Table
+from probeval._util.validation import (
     as_labels,
     as_name_list,
     as_probabilities,
@@ -45,18 +46,13 @@ from ._validation import (
     check_zero_division,
     describe,
 )
-from .chunking import Chunk, make_chunks
-from .confusion import (
-    ConfusionMatrix,
-    _encode,
-    _is_standard_binary,
-    _observed_classes,
-    _resolve_labels,
-)
-from .inference import Decision, decide
-from .metrics import BINARY_METRICS, DEFAULT_BINARY, canonical_name, metric_info
-from .posterior import Posterior
-from .scores import ScoreSummary
+from probeval.base.metrics import BINARY_METRICS, DEFAULT_BINARY, canonical_name, metric_info
+from probeval.base.posterior import Posterior
+from probeval.base.priors import resolve_prior
+from probeval.compare.decisions import Decision, decide
+from probeval.labelfree.chunking import Chunk, make_chunks
+from probeval.labels.confusion import ConfusionMatrix
+from probeval.labels.scores import ScoreSummary
 
 __all__ = ["LabelFreeEstimate", "LabelFreeEstimator"]
 
@@ -176,15 +172,15 @@ class LabelFreeEstimator:
         truth = as_labels("y_true", y_true)
         scores = as_probabilities("y_score", y_score)
         check_same_length(y_true=truth, y_score=scores)
-        order = _resolve_labels(_observed_classes(truth), None, pos_label)
+        order = resolve_labels(observed_classes(truth), None, pos_label)
         if len(order) != 2:
             raise ValueError(f"y_true must be binary, found classes {order!r}")
-        if pos_label is None and not _is_standard_binary(order):
+        if pos_label is None and not is_standard_binary(order):
             raise ValueError(
                 f"y_true has the classes {order!r}; pass pos_label=... to say which one the "
                 "scores are the probability of"
             )
-        positive = _encode(truth, order) == 1
+        positive = encode(truth, order) == 1
         calibration = _core.labelfree_fit(scores, positive, self.n_bins, self.threshold)
         # The reference's own posteriors (for "no worse than reference" decisions), from the
         # arrays validated above.
@@ -447,12 +443,12 @@ class LabelFreeEstimator:
         """Realized value and with-labels posterior of each metric on one chunk."""
         state = self._state()
         labels = state["labels"]
-        unknown = [c for c in _observed_classes(truth) if c not in labels]
+        unknown = [c for c in observed_classes(truth) if c not in labels]
         if unknown:
             raise ValueError(
                 f"y_true contains classes {unknown!r} that the reference did not have ({labels!r})"
             )
-        positive = (_encode(truth, labels) == 1).astype(np.int64)
+        positive = (encode(truth, labels) == 1).astype(np.int64)
         confusion = ConfusionMatrix.from_scores(positive, scores, threshold=self.threshold)
         out: dict[str, tuple[float, Posterior | None]] = {}
         binary = [m for m in names if m != "roc_auc"]
@@ -556,8 +552,6 @@ class LabelFreeEstimator:
 
 
 def _uniform_prior() -> Any:
-    from .priors import resolve_prior
-
     return resolve_prior(1.0, 2)
 
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._validation import as_float_1d, check_real, describe
+from probeval import _core
+from probeval._util.validation import as_float_1d, check_real, describe
 
 __all__ = ["KDE", "kde", "kde_bandwidth"]
 

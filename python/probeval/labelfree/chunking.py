@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import describe
+from probeval._util.validation import describe
 
 __all__ = ["PERIODS", "Chunk", "make_chunks"]
 

@@ -244,3 +244,26 @@ def as_name_list(name: str, values: Any) -> list[str]:
         if not isinstance(item, str):
             raise TypeError(f"{name} must contain strings, got {describe(item)}")
     return items
+
+
+Interval = tuple[float, float]
+
+
+def check_rope(rope: Any) -> Interval:
+    """A ROPE: a half-width ``eps >= 0`` (meaning [-eps, eps]) or a pair ``(lo, hi)``."""
+    if isinstance(rope, (bool, np.bool_)):
+        raise TypeError(f"rope must be a number >= 0 or a pair (lo, hi), got {rope!r}")
+    if isinstance(rope, numbers.Real):
+        eps = check_positive("rope", rope, allow_zero=True)
+        return (-eps, eps)
+    try:
+        low, high = rope
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"rope must be a number >= 0 or a pair (lo, hi), got {describe(rope)}"
+        ) from None
+    low = check_real("rope[0]", low)
+    high = check_real("rope[1]", high)
+    if math.isnan(low) or math.isnan(high) or low > high:
+        raise ValueError(f"rope must satisfy lo <= hi, got {rope!r}")
+    return (low, high)

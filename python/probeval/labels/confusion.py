@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._random import derive, seed_from
-from ._validation import (
+from probeval import _core
+from probeval._util.classes import (
+    encode,
+    is_standard_binary,
+    observed_classes,
+    python_value,
+    resolve_labels,
+)
+from probeval._util.rng import derive, seed_from
+from probeval._util.validation import (
     as_count,
     as_count_matrix,
     as_labels,
@@ -23,125 +31,52 @@ from ._validation import (
     check_zero_division,
     describe,
 )
-from .audit import LabelAudit, check_audit
-from .metrics import MetricSpec, resolve_metric
-from .posterior import ConfusionOrigin, Posterior
-from .priors import BINARY_CELL_INDEX, Prior, resolve_prior
+from probeval.base.metrics import BINARY_CELL_INDEX, MetricSpec, resolve_metric
+from probeval.base.posterior import Posterior
+from probeval.base.priors import Prior, resolve_prior
+from probeval.labels.audit import LabelAudit, check_audit
 
 __all__ = ["ConfusionMatrix"]
 
 #: Key of the multiclass kernel's stream (the binary kernel's is 0); far from metric keys.
 _MULTICLASS_STREAM = 1 << 40
 
-#: Standard binary label sets, negative class first (scikit-learn's default pos_label=1).
-_STANDARD_BINARY = ((0, 1), (False, True), (-1, 1))
 
+@dataclass(frozen=True)
+class ConfusionOrigin:
+    """A posterior computed from a confusion matrix."""
 
-def _same_value(a: Any, b: Any) -> bool:
-    """Equal, and both booleans or both not (so True does not stand in for the integer 1)."""
-    try:
-        return bool(a == b) and isinstance(a, bool) == isinstance(b, bool)
-    except (TypeError, ValueError):
-        return False
+    confusion: ConfusionMatrix
+    spec: MetricSpec
+    prior: Prior
+    beta: float
+    zero_division: float
+    joint: bool
+    audit: LabelAudit | None = None
 
+    @property
+    def has_random_baseline(self) -> bool:
+        return self.audit is None
 
-def _python_value(value: Any) -> Any:
-    """numpy scalars to plain Python values (stable, JSON-friendly labels)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _distinct(array: np.ndarray) -> np.ndarray:
-    """Sorted distinct values; O(n) for integers of a small range (labels usually are)."""
-    if array.dtype.kind in "biu" and array.size:
-        # Work in a lossless 64-bit type of the same signedness: uint64 labels near 2**64
-        # must not overflow an int64 conversion.
-        wide = array.astype(np.uint64 if array.dtype.kind == "u" else np.int64)
-        low, high = wide.min(), wide.max()
-        if int(high) - int(low) < 1 << 16:
-            offsets = (wide - low).astype(np.int64)
-            present = np.flatnonzero(np.bincount(offsets, minlength=int(high - low) + 1))
-            distinct: np.ndarray = (present.astype(wide.dtype) + low).astype(array.dtype)
-            return distinct
-    return np.unique(array)
-
-
-def _observed_classes(*arrays: np.ndarray) -> list[Any]:
-    """The distinct values in the arrays: sorted when they can be, else in first-seen order."""
-    values: set[Any] = set()
-    for array in arrays:
-        try:
-            values.update(_python_value(v) for v in _distinct(array))
-        except TypeError:  # np.unique sorts: mixed types such as 1 and "a" do not
-            values.update(_python_value(v) for v in array.tolist())
-    try:
-        return sorted(values)
-    except TypeError:
-        return list(values)
-
-
-def _check_orderable(classes: list[Any]) -> None:
-    try:
-        sorted(classes)
-    except TypeError:
-        raise TypeError(
-            f"labels of mixed, unorderable types {sorted(map(repr, classes))}; pass labels=[...] "
-            "to fix the class order"
-        ) from None
-
-
-def _is_standard_binary(order: list[Any]) -> bool:
-    return any(
-        len(order) == 2 and all(_same_value(a, b) for a, b in zip(order, standard, strict=True))
-        for standard in _STANDARD_BINARY
-    )
-
-
-def _resolve_labels(classes: list[Any], labels: Any, pos_label: Any) -> list[Any]:
-    """The class order: user labels, else sorted classes (binary standard sets filled in)."""
-    if labels is None:
-        _check_orderable(classes)
-    if labels is not None:
-        listed = labels if isinstance(labels, (list, tuple)) else np.asarray(labels).tolist()
-        order = [_python_value(v) for v in listed]
-        if len(order) < 2:
-            raise ValueError(f"labels must list at least 2 classes, got {describe(labels)}")
-        if len(set(order)) != len(order):
-            raise ValueError(f"labels must be unique, got {describe(labels)}")
-        missing = [c for c in classes if c not in order]
-        if missing:
-            raise ValueError(f"the data contain classes {missing!r} that are not in labels")
-    else:
-        order = list(classes)
-        if len(order) <= 2:
-            for standard in _STANDARD_BINARY:
-                if all(any(_same_value(c, s) for s in standard) for c in order):
-                    order = list(standard)
-                    break
-    if pos_label is not None:
-        if len(order) != 2:
-            raise ValueError(f"pos_label needs binary data, found {len(order)} classes")
-        if pos_label not in order:
-            raise ValueError(f"pos_label={pos_label!r} is not one of the classes {order!r}")
-        order = [c for c in order if c != pos_label] + [pos_label]
-    if len(order) < 2:
-        raise ValueError(
-            f"only one class ({order[0]!r}) is present; pass labels=[...] listing both classes"
+    def posterior(self, n_samples: int, seed: int, *, random: bool = False) -> Posterior:
+        confusion, prior = self.confusion, self.prior
+        if random:
+            # The random classifier on all the data seen so far (absorbed and current).
+            pooled = confusion.counts if prior.data is None else confusion.counts + prior.data
+            confusion = type(confusion)._from_matrix(pooled, confusion.labels, weighted=True)
+            confusion = confusion.random_baseline()
+            prior = type(prior)(prior.base, label=prior.label)
+        result = confusion._posteriors(
+            [self.spec],
+            prior=prior,
+            n_samples=n_samples,
+            seed=seed,
+            beta=self.beta,
+            zero_division=self.zero_division,
+            joint=self.joint,
+            audit=self.audit,
         )
-    return order
-
-
-def _encode(values: np.ndarray, order: list[Any]) -> np.ndarray:
-    """Index of each value in ``order``."""
-    position = {c: i for i, c in enumerate(order)}
-    try:
-        uniques = _distinct(values)
-        # Every value is one of the uniques: a binary search finds it (faster than the
-        # argsort behind np.unique's return_inverse).
-        index = np.searchsorted(uniques, values)
-    except TypeError:  # mixed, unorderable types (labels= fixed their order): look each up
-        return np.fromiter((position[v] for v in values.tolist()), dtype=np.intp, count=len(values))
-    lookup = np.array([position[_python_value(u)] for u in uniques], dtype=np.intp)
-    return lookup[index]
+        return result[self.spec.name]
 
 
 class ConfusionMatrix:
@@ -174,7 +109,7 @@ class ConfusionMatrix:
         if labels is None:
             order = list(range(k))
         else:
-            order = [_python_value(v) for v in labels]
+            order = [python_value(v) for v in labels]
             if len(order) != k or len(set(order)) != k:
                 raise ValueError(f"labels must be {k} distinct values, got {describe(labels)}")
         matrix.setflags(write=False)
@@ -261,14 +196,14 @@ class ConfusionMatrix:
             if sample_weight is None
             else as_weights("sample_weight", sample_weight, len(truth))
         )
-        order = _resolve_labels(_observed_classes(truth, pred), labels, pos_label)
+        order = resolve_labels(observed_classes(truth, pred), labels, pos_label)
         k = len(order)
-        cell = _encode(truth, order) * k + _encode(pred, order)
+        cell = encode(truth, order) * k + encode(pred, order)
         matrix = (
             np.bincount(cell, weights=weights, minlength=k * k).astype(np.float64).reshape(k, k)
         )
         ambiguous = (
-            k == 2 and labels is None and pos_label is None and not _is_standard_binary(order)
+            k == 2 and labels is None and pos_label is None and not is_standard_binary(order)
         )
         return cls._from_matrix(
             matrix, order, weighted=weights is not None, ambiguous_positive=ambiguous
@@ -293,10 +228,10 @@ class ConfusionMatrix:
         scores = as_probabilities("y_score", y_score)
         check_same_length(y_true=truth, y_score=scores)
         threshold = check_threshold(threshold)
-        order = _resolve_labels(_observed_classes(truth), None, pos_label)
+        order = resolve_labels(observed_classes(truth), None, pos_label)
         if len(order) != 2:
             raise ValueError(f"y_true must be binary for scores, found classes {order!r}")
-        if pos_label is None and not _is_standard_binary(order):
+        if pos_label is None and not is_standard_binary(order):
             raise ValueError(
                 f"y_true has the classes {order!r}; pass pos_label=... to say which one the "
                 "scores are the probability of"
@@ -306,7 +241,7 @@ class ConfusionMatrix:
             if sample_weight is None
             else as_weights("sample_weight", sample_weight, len(truth))
         )
-        actual = _encode(truth, order)
+        actual = encode(truth, order)
         predicted = (scores > threshold).astype(np.intp)
         matrix = np.bincount(actual * 2 + predicted, weights=weights, minlength=4)
         return cls._from_matrix(
@@ -381,7 +316,7 @@ class ConfusionMatrix:
             )
 
     def _spec(self, name: str) -> MetricSpec:
-        """Resolve a metric name for this matrix (see :func:`probeval.metrics.resolve_metric`)."""
+        """Resolve a metric name for this matrix (see ``base.metrics.resolve_metric``)."""
         spec = resolve_metric(name, self._labels, binary=self.is_binary)
         if spec.kernel == "binary":
             self._require_binary(spec.name)
@@ -422,14 +357,14 @@ class ConfusionMatrix:
         """Posterior distribution of one metric.
 
         Every metric comes from one model, the Dirichlet over the cells (see
-        :mod:`probeval.priors` for the prior). Proportion metrics (accuracy, precision, recall,
+        :class:`~probeval.Prior` for the prior). Proportion metrics (accuracy, precision, recall,
         ... and, for multiclass data, per-class precision/recall/specificity/NPV and the micro
         averages equal to accuracy) get their exact Beta posterior and draw samples only when
         asked; so do jaccard (binary or per class, a Beta marginal of the Dirichlet) and F1
         (2J / (1 + J) of it, exact when both of that Beta's parameters are at least 1). The
         others are computed from ``n_samples`` Dirichlet draws of the cell probabilities. With
         ``audit=LabelAudit(...)`` the counts are corrected for audited mislabelling in every draw
-        (see :mod:`probeval.audit`). See :func:`probeval.evaluate` for the other parameters.
+        (see :mod:`probeval.labels.audit`). See :func:`probeval.evaluate` for the other parameters.
         """
         spec = self._spec(metric)
         posteriors = self._posteriors(

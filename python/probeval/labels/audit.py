@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._validation import as_count, check_real, describe
-from .posterior import Posterior
+from probeval._util.validation import as_count, check_real, describe
+from probeval.base.posterior import Posterior
 
 __all__ = ["CELLS", "LabelAudit"]
 

@@ -16,17 +16,23 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._random import derive, seed_from
-from ._validation import (
+from probeval import _core
+from probeval._util.rng import derive, seed_from
+from probeval._util.validation import (
     check_beta,
     check_ci,
     check_n_samples,
     check_real,
     check_zero_division,
 )
-from .metrics import ExactLaw, MetricSpec, f1_of_jaccard, resolve_metric
-from .priors import BINARY_CELL_INDEX, check_pseudo_counts
+from probeval.base.metrics import (
+    BINARY_CELL_INDEX,
+    ExactLaw,
+    MetricSpec,
+    f1_of_jaccard,
+    resolve_metric,
+)
+from probeval.base.priors import check_pseudo_counts
 
 __all__ = ["metric_interval", "metric_summary"]
 
