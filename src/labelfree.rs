@@ -29,7 +29,7 @@ use rayon::prelude::*;
 /// A fitted reference calibration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Calibration {
-    /// Inner bin edges, strictly increasing; bin i is (edges[i − 1], edges[i]] with outer
+    /// Inner bin edges, strictly increasing; bin i is `(edges[i − 1], edges[i]]` with outer
     /// edges 0 and 1 (so a score equal to the threshold falls below it: predicted 0).
     pub edges: Vec<f64>,
     /// Reference positives and negatives per bin.

@@ -4,10 +4,26 @@
 //! the `probeval` Python package: seeded parallel random streams, Beta/Dirichlet sampling, the
 //! metric catalogue, fused "draw -> metrics" kernels and exact Beta distribution functions.
 //!
-//! Everything here is plain Rust: functions take slices and numbers and return
-//! [`Result`]. Only [`python`] (behind the `python` feature, enabled by maturin) knows about
+//! Everything here is plain Rust: functions take slices and numbers and return [`Result`].
+//! Only the `python` module (behind the `python` feature, enabled by maturin) knows about
 //! Python; it converts arguments, releases the GIL around each kernel and maps [`Error`] to
 //! `ValueError`.
+//!
+//! ## Map
+//!
+//! | capability (Python package)  | core modules                                              | binding (`src/python/`) |
+//! |------------------------------|-----------------------------------------------------------|-------------------------|
+//! | foundations (`probeval.base`)| [`rng`], [`sampling`], [`special`], [`f1`], [`summary`], [`posterior`] (block driver, Dirichlet draws) | `distributions.rs` |
+//! | `probeval.labels`            | [`metrics`], [`posterior`] (metric kernels), [`audit`], [`segments`] | `labels.rs`  |
+//! | `probeval.labels.scores`     | [`binning`], [`auc`]                                      | `scores.rs`             |
+//! | `probeval.ensemble`          | [`ensemble`]                                              | `ensemble.rs`           |
+//! | `probeval.labelfree`         | [`labelfree`]                                             | `labelfree.rs`          |
+//!
+//! Each row uses only the rows above it (`labelfree` draws with the foundations and evaluates
+//! with [`metrics`]); nothing in the foundations knows of a capability. A new kernel is a pure
+//! function in its capability's module plus a wrapper of a few lines in the matching binding
+//! file, built from `python/convert.rs`: `flat` borrows an array, `run` releases the GIL and
+//! maps core errors to `ValueError` and panics to `RuntimeError`, `shaped` returns an array.
 //!
 //! Reproducibility: random kernels split their draws into blocks of [`rng::BLOCK`] and give every
 //! block its own stream derived from `(seed, block index)`, so results are bit-identical for any

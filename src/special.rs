@@ -376,7 +376,7 @@ fn ibeta_asymptotic(a: f64, b: f64, lambda: f64) -> f64 {
     (TWO_OVER_SQRT_PI * t * u * sum).clamp(0.0, 1.0)
 }
 
-/// (P[X ≤ x], P[X > x]) for X ~ Beta(a, b) with a, b > 0, each computed without cancellation.
+/// (`P[X ≤ x]`, `P[X > x]`) for X ~ Beta(a, b) with a, b > 0, each computed without cancellation.
 pub fn beta_cdf_pair(x: f64, a: f64, b: f64) -> (f64, f64) {
     if x.is_nan() {
         return (f64::NAN, f64::NAN);
@@ -660,7 +660,7 @@ pub fn beta_ppf(p: f64, a: f64, b: f64) -> Result<f64> {
     })
 }
 
-/// Upper quantile: x with P[X > x] = q.
+/// Upper quantile: x with `P[X > x]` = q.
 pub fn beta_isf(q: f64, a: f64, b: f64) -> Result<f64> {
     check_shapes(a, b)?;
     if !(0.0..=1.0).contains(&q) {
@@ -680,7 +680,7 @@ pub fn beta_isf(q: f64, a: f64, b: f64) -> Result<f64> {
     })
 }
 
-/// (P[X ≤ x], P[X > x]) including the degenerate point masses.
+/// (`P[X ≤ x]`, `P[X > x]`) including the degenerate point masses.
 pub fn beta_cdf(x: f64, a: f64, b: f64) -> Result<(f64, f64)> {
     check_shapes(a, b)?;
     if let Some(m) = point_mass(a, b) {

@@ -1,0 +1,200 @@
+//! Label-free estimation behind `probeval.labelfree`: fit the reference calibration, summarise
+//! production chunks per bin, and draw each chunk's metrics.
+
+use super::convert::{flat, run, shaped};
+use crate::labelfree;
+use crate::metrics;
+use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// A fitted calibration as Python passes it: (edges, pos, neg, concordance, se, threshold).
+type CalibrationArgs<'py> = (
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    f64,
+);
+
+fn calibration(args: &CalibrationArgs<'_>) -> PyResult<labelfree::Calibration> {
+    Ok(labelfree::Calibration::from_parts(
+        flat(&args.0).into_owned(),
+        flat(&args.1).into_owned(),
+        flat(&args.2).into_owned(),
+        flat(&args.3).into_owned(),
+        flat(&args.4).into_owned(),
+        args.5,
+    )?)
+}
+
+/// A fitted calibration as Python receives it: (edges, pos, neg, concordance, concordance_se).
+type CalibrationArrays<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
+fn calibration_to_py(py: Python<'_>, cal: labelfree::Calibration) -> CalibrationArrays<'_> {
+    (
+        PyArray1::from_vec(py, cal.edges),
+        PyArray1::from_vec(py, cal.pos),
+        PyArray1::from_vec(py, cal.neg),
+        PyArray1::from_vec(py, cal.concordance),
+        PyArray1::from_vec(py, cal.concordance_se),
+    )
+}
+
+/// Fit a reference calibration: (edges, pos, neg, concordance, concordance_se).
+#[pyfunction]
+pub(super) fn labelfree_fit<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    positive: PyReadonlyArray1<'py, bool>,
+    n_bins: usize,
+    threshold: f64,
+) -> PyResult<CalibrationArrays<'py>> {
+    let (scores, positive) = (flat(&scores), flat(&positive));
+    let cal = run(py, || labelfree::fit(&scores, &positive, n_bins, threshold))?;
+    Ok(calibration_to_py(py, cal))
+}
+
+/// [`labelfree_fit`] from distinct scores with their positive and negative counts.
+#[pyfunction]
+pub(super) fn labelfree_fit_counts<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, f64>,
+    pos: PyReadonlyArray1<'py, f64>,
+    neg: PyReadonlyArray1<'py, f64>,
+    n_bins: usize,
+    threshold: f64,
+) -> PyResult<CalibrationArrays<'py>> {
+    let (values, pos, neg) = (flat(&values), flat(&pos), flat(&neg));
+    let cal = run(py, || {
+        labelfree::fit_from_counts(&values, &pos, &neg, n_bins, threshold)
+    })?;
+    Ok(calibration_to_py(py, cal))
+}
+
+type ChunkArrays<'py> = (
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
+);
+
+/// Per chunk and bin: (counts, mean score, calibrated concordance if asked for, else ½).
+#[pyfunction]
+pub(super) fn labelfree_chunk_stats<'py>(
+    py: Python<'py>,
+    calibration_args: CalibrationArgs<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    starts: Vec<usize>,
+    concordance: bool,
+) -> PyResult<ChunkArrays<'py>> {
+    let cal = calibration(&calibration_args)?;
+    let scores = flat(&scores);
+    let stats = run(py, || {
+        labelfree::chunk_stats(&cal, &scores, &starts, concordance)
+    })?;
+    let (c, k) = (stats.len(), cal.n_bins());
+    let column = |f: fn(&labelfree::ChunkStats) -> &Vec<f64>| -> Vec<f64> {
+        stats.iter().flat_map(|s| f(s).iter().copied()).collect()
+    };
+    Ok((
+        shaped(py, column(|s| &s.counts), [c, k])?,
+        shaped(py, column(|s| &s.mean_score), [c, k])?,
+        shaped(py, column(|s| &s.perfect_concordance), [c, k])?,
+    ))
+}
+
+/// The rows of a (chunks, bins) statistic, checked against the calibration's bins.
+fn rows_of(a: &PyReadonlyArray2<'_, f64>, k: usize) -> PyResult<Vec<Vec<f64>>> {
+    let view = a.as_array();
+    if view.ncols() != k {
+        return Err(PyValueError::new_err(
+            "chunk statistics do not match the calibration's bins",
+        ));
+    }
+    Ok(view.rows().into_iter().map(|r| r.to_vec()).collect())
+}
+
+/// Posterior draws per chunk; shape (chunks, metrics [+ AUC], n). `options` is
+/// (target "population"|"realized", calibration "reference"|"perfect", within_bin, want_auc).
+#[pyfunction]
+#[pyo3(signature = (calibration_args, stats, metrics, options, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn labelfree_estimate<'py>(
+    py: Python<'py>,
+    calibration_args: CalibrationArgs<'py>,
+    stats: (
+        PyReadonlyArray2<'py, f64>,
+        PyReadonlyArray2<'py, f64>,
+        PyReadonlyArray2<'py, f64>,
+    ),
+    metrics: Vec<String>,
+    options: (String, String, bool, bool),
+    n_samples: usize,
+    seed: u64,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Bound<'py, PyArray3<f64>>> {
+    let cal = calibration(&calibration_args)?;
+    let parsed = metrics::parse_metrics(&metrics, beta)?;
+    let target = match options.0.as_str() {
+        "population" => labelfree::Target::Population,
+        "realized" => labelfree::Target::Realized,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "target must be \"population\" or \"realized\", got {other:?}"
+            )));
+        }
+    };
+    let mode = match options.1.as_str() {
+        "reference" => labelfree::Mode::Reference,
+        "perfect" => labelfree::Mode::Perfect,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "calibration must be \"reference\" or \"perfect\", got {other:?}"
+            )));
+        }
+    };
+    let k = cal.n_bins();
+    let (counts, means, concordances) = (
+        rows_of(&stats.0, k)?,
+        rows_of(&stats.1, k)?,
+        rows_of(&stats.2, k)?,
+    );
+    if means.len() != counts.len() || concordances.len() != counts.len() {
+        return Err(PyValueError::new_err(
+            "chunk statistics must have one row per chunk",
+        ));
+    }
+    let chunks: Vec<labelfree::ChunkStats> = counts
+        .into_iter()
+        .zip(means)
+        .zip(concordances)
+        .map(
+            |((counts, mean_score), perfect_concordance)| labelfree::ChunkStats {
+                counts,
+                mean_score,
+                perfect_concordance,
+            },
+        )
+        .collect();
+    let settings = labelfree::Settings {
+        target,
+        mode,
+        within_bin: options.2,
+        want_auc: options.3,
+        zero_division,
+    };
+    let rows = parsed.len() + usize::from(options.3);
+    let n_chunks = chunks.len();
+    let out = run(py, || {
+        labelfree::estimate(&cal, &chunks, &parsed, settings, n_samples, seed)
+    })?;
+    shaped(py, out, [n_chunks, rows, n_samples])
+}

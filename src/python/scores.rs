@@ -1,0 +1,128 @@
+//! Score-based metrics behind `probeval.labels.scores`: distinct scores and their bins, ROC AUC
+//! and average precision (point values and Bayesian-bootstrap draws), one-vs-rest multiclass.
+
+use super::convert::{flat, run, shaped};
+use crate::{auc, binning};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+
+/// (distinct values ascending, positive weight, negative weight).
+type Unique<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
+fn unique_to_py<'py>(py: Python<'py>, u: binning::UniqueScores) -> Unique<'py> {
+    (
+        PyArray1::from_vec(py, u.values),
+        PyArray1::from_vec(py, u.pos),
+        PyArray1::from_vec(py, u.neg),
+    )
+}
+
+/// Collapse scores to (distinct values ascending, positive weight, negative weight).
+#[pyfunction]
+#[pyo3(signature = (scores, positive, weights = None))]
+pub(super) fn unique_scores<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    positive: PyReadonlyArray1<'py, bool>,
+    weights: Option<PyReadonlyArray1<'py, f64>>,
+) -> PyResult<Unique<'py>> {
+    let (scores, positive) = (flat(&scores), flat(&positive));
+    let weights = weights.as_ref().map(flat);
+    let u = run(py, || {
+        binning::unique_scores(&scores, &positive, weights.as_deref())
+    })?;
+    Ok(unique_to_py(py, u))
+}
+
+/// Group distinct scores into at most max_bins equal-frequency bins (ties never split).
+#[pyfunction]
+pub(super) fn equal_frequency_bins<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, f64>,
+    pos: PyReadonlyArray1<'py, f64>,
+    neg: PyReadonlyArray1<'py, f64>,
+    max_bins: usize,
+) -> PyResult<Unique<'py>> {
+    let u = binning::UniqueScores {
+        values: flat(&values).into_owned(),
+        pos: flat(&pos).into_owned(),
+        neg: flat(&neg).into_owned(),
+    };
+    let b = run(py, || binning::equal_frequency(&u, max_bins))?;
+    Ok(unique_to_py(py, b))
+}
+
+/// Point (ROC AUC, average precision) of bins in ascending score order.
+#[pyfunction]
+pub(super) fn auc_point(
+    py: Python<'_>,
+    pos: PyReadonlyArray1<'_, f64>,
+    neg: PyReadonlyArray1<'_, f64>,
+) -> PyResult<(f64, f64)> {
+    let (pos, neg) = (flat(&pos), flat(&neg));
+    run(py, || auc::point_values(&pos, &neg))
+}
+
+/// Binned Bayesian-bootstrap draws of (AUC, AP) rows, as requested.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn auc_draws<'py>(
+    py: Python<'py>,
+    pos: PyReadonlyArray1<'py, f64>,
+    neg: PyReadonlyArray1<'py, f64>,
+    prior: f64,
+    n_samples: usize,
+    seed: u64,
+    want_auc: bool,
+    want_ap: bool,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (pos, neg) = (flat(&pos), flat(&neg));
+    let rows = usize::from(want_auc) + usize::from(want_ap);
+    let out = run(py, || {
+        auc::binned_draws(&pos, &neg, prior, n_samples, seed, want_auc, want_ap)
+    })?;
+    shaped(py, out, [rows, n_samples])
+}
+
+/// Exact per-row Bayesian-bootstrap draws of (AUC, AP); shape (2, n).
+#[pyfunction]
+pub(super) fn auc_draws_per_row<'py>(
+    py: Python<'py>,
+    bin_of: PyReadonlyArray1<'py, u32>,
+    positive: PyReadonlyArray1<'py, bool>,
+    weights: PyReadonlyArray1<'py, f64>,
+    n_bins: usize,
+    n_samples: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (bin_of, positive, weights) = (flat(&bin_of), flat(&positive), flat(&weights));
+    let out = run(py, || {
+        auc::per_row_draws(&bin_of, &positive, &weights, n_bins, n_samples, seed)
+    })?;
+    shaped(py, out, [2, n_samples])
+}
+
+/// One-vs-rest AUC (then AP) draws with shared row weights; rows: classes, macro, weighted.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn multiclass_auc_draws<'py>(
+    py: Python<'py>,
+    bins: PyReadonlyArray2<'py, u32>,
+    classes: PyReadonlyArray1<'py, u32>,
+    weights: PyReadonlyArray1<'py, f64>,
+    n_bins: Vec<usize>,
+    n_samples: usize,
+    seed: u64,
+    want_ap: bool,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (bins, classes, weights) = (flat(&bins), flat(&classes), flat(&weights));
+    let rows = (n_bins.len() + 2) * if want_ap { 2 } else { 1 };
+    let out = run(py, || {
+        auc::multiclass_draws(&bins, &classes, &weights, &n_bins, n_samples, seed, want_ap)
+    })?;
+    shaped(py, out, [rows, n_samples])
+}
