@@ -1,0 +1,69 @@
+"""The README and the documentation are a contract: their examples run and print what they say,
+the README's two commands exist, and the examples in docstrings run too."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+import probeval
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [
+    page
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    if "```pycon" in page.read_text(encoding="utf-8")
+]
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_examples_print_what_they_say(page: Path) -> None:
+    blocks = re.findall(r"```pycon\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    globs: dict[str, object] = {}  # one namespace per page: later blocks may use earlier ones
+    for i, block in enumerate(blocks):
+        test = parser.get_doctest(block, globs, f"{page.name} block {i}", str(page), 0)
+        runner.run(test, clear_globs=False)
+        globs = test.globs
+    result = runner.summarize(verbose=False)
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+def test_readme_and_getting_started_have_examples() -> None:
+    for name in ("README.md", "docs/getting-started.md"):
+        assert "```pycon" in (ROOT / name).read_text(encoding="utf-8"), name
+
+
+def test_readme_has_exactly_the_two_setup_commands() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for marker in ("demo-command", "test-command"):
+        match = re.search(rf"<!-- {marker} -->\n```bash\n(.+?)\n```", text)
+        assert match, marker
+        assert match.group(1).startswith("pip install ")
+
+
+def test_readme_fits_on_two_screens() -> None:
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) < 250
+
+
+def _modules() -> list[str]:
+    names = [probeval.__name__]
+    for info in pkgutil.walk_packages(probeval.__path__, prefix="probeval."):
+        if info.name not in ("probeval.__main__", "probeval.plot", "probeval.dask"):
+            names.append(info.name)
+    return names
+
+
+@pytest.mark.parametrize("name", _modules())
+def test_docstring_examples_run(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=FLAGS, verbose=False)
+    assert result.failed == 0
