@@ -190,6 +190,23 @@ pub(super) fn paired_metric_draws<'py>(
 /// (success mask, failure mask, a0, b0) over (TP, FP, TN, FN).
 type ExactSpec = (String, Option<([bool; 4], [bool; 4], f64, f64)>);
 
+/// Each spec as the kernel's exact variant (proportion masks and Beta prior) or, without
+/// masks, as its sampled variant.
+fn exact_or_sampled<T>(
+    specs: &[ExactSpec],
+    beta: f64,
+    exact: impl Fn([bool; 4], [bool; 4], f64, f64) -> T,
+    sampled: impl Fn(Metric) -> T,
+) -> crate::Result<Vec<T>> {
+    specs
+        .iter()
+        .map(|(name, masks)| match masks {
+            Some((success, failure, a0, b0)) => Ok(exact(*success, *failure, *a0, *b0)),
+            None => Metric::from_name(name, beta).map(&sampled),
+        })
+        .collect()
+}
+
 /// (audited, reviewed, mislabelled, prior (a, b)) per cell (TP, FP, TN, FN).
 type AuditArgs = ([bool; 4], [f64; 4], [f64; 4], [(f64, f64); 4]);
 
@@ -209,18 +226,17 @@ pub(super) fn audited_metric_draws<'py>(
     beta: f64,
     zero_division: f64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let parsed = metrics
-        .iter()
-        .map(|(name, proportion)| match proportion {
-            Some((success, failure, a0, b0)) => Ok(audit::AuditedMetric::Proportion {
-                success: *success,
-                failure: *failure,
-                a0: *a0,
-                b0: *b0,
-            }),
-            None => Metric::from_name(name, beta).map(audit::AuditedMetric::Sampled),
-        })
-        .collect::<crate::Result<Vec<_>>>()?;
+    let parsed = exact_or_sampled(
+        &metrics,
+        beta,
+        |success, failure, a0, b0| audit::AuditedMetric::Proportion {
+            success,
+            failure,
+            a0,
+            b0,
+        },
+        audit::AuditedMetric::Sampled,
+    )?;
     let audit = audit::Audit {
         audited: audit.0,
         reviewed: audit.1,
@@ -322,18 +338,17 @@ pub(super) fn segment_summaries<'py>(
     zero_division: f64,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let values = cells_of(&cells)?;
-    let parsed = metrics
-        .iter()
-        .map(|(name, exact)| match exact {
-            Some((success, failure, a0, b0)) => Ok(segments::SegmentMetric::Exact {
-                success: *success,
-                failure: *failure,
-                a0: *a0,
-                b0: *b0,
-            }),
-            None => Metric::from_name(name, beta).map(segments::SegmentMetric::Sampled),
-        })
-        .collect::<crate::Result<Vec<_>>>()?;
+    let parsed = exact_or_sampled(
+        &metrics,
+        beta,
+        |success, failure, a0, b0| segments::SegmentMetric::Exact {
+            success,
+            failure,
+            a0,
+            b0,
+        },
+        segments::SegmentMetric::Sampled,
+    )?;
     let n_segments = values.len() / 4;
     let out = run(py, || {
         segments::segment_summaries(&values, alpha0, &parsed, n_samples, seed, ci, zero_division)
