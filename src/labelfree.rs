@@ -23,6 +23,7 @@ use crate::metrics::{Cells, Metric};
 use crate::posterior::{alloc_output, check_draws, fill_blocks};
 use crate::rng::fork;
 use crate::sampling::{Beta, Gamma, Sampler};
+use crate::special::ln_beta;
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -334,6 +335,237 @@ fn concordance_and_se(wins: f64, pos: f64, neg: f64) -> (f64, f64) {
     (a, var.max(0.0).sqrt())
 }
 
+/// How P(y | score) moves between periods, learned from the reference split into periods
+/// (see `probeval.labelfree`): each chunk's positive rate in bin i is
+///
+///   logit θᵢ = ℓᵢ + offᵢ + a + b (ℓᵢ − ℓ̄) + εᵢ,   ℓᵢ = logit rᵢ,
+///
+/// with rᵢ the reference rate, offᵢ the within-bin shift (the chunk's scores sit higher or lower
+/// inside the bin than the reference's did: `slope` × the difference of mean scores), (a, b) the
+/// chunk's recalibration — a shift of all bins and a change of how far apart they are, priors on
+/// equally spaced grids — and εᵢ ~ N(0, sdᵢ²) the bin's own deviation, drawn as a moment-matched
+/// Beta so that the chunk's known labels update it conjugately. Known labels also update
+/// (a, b), through their grid posterior.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drift {
+    /// The common shift a (logit).
+    pub shift: Grid,
+    /// The change b of the calibration slope, around the centre ℓ̄ of the bins' logits.
+    pub tilt: Grid,
+    pub centre: f64,
+    /// Standard deviation (logit) of each bin's own deviation.
+    pub bin_sd: f64,
+    /// Per bin: slope of the positive rate on the score, its standard error, and the mean
+    /// reference score.
+    pub slope: Vec<f64>,
+    pub slope_se: Vec<f64>,
+    pub ref_mean: Vec<f64>,
+}
+
+/// An equally spaced grid of values with their prior log-densities (−∞ allowed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grid {
+    pub values: Vec<f64>,
+    pub log_prior: Vec<f64>,
+}
+
+impl Grid {
+    fn check(&self, name: &str) -> Result<()> {
+        let g = self.values.len();
+        let fail = |what: &str| Err(Error::invalid(format!("the {name} grid {what}")));
+        if g == 0 || self.log_prior.len() != g {
+            return fail("needs one prior log-density per point");
+        }
+        if !self.values.iter().all(|d| d.is_finite())
+            || self
+                .log_prior
+                .iter()
+                .any(|p| p.is_nan() || *p == f64::INFINITY)
+            || !self.log_prior.iter().any(|p| p.is_finite())
+        {
+            return fail("and its prior must be finite (prior -inf allowed)");
+        }
+        if g > 1 {
+            let step = self.step();
+            let even = self.values.windows(2).all(|w| {
+                let d = w[1] - w[0];
+                d > 0.0 && (d - step).abs() <= 1e-9 * step.abs().max(1.0)
+            });
+            if !even {
+                return fail("must be equally spaced and increasing");
+            }
+        }
+        Ok(())
+    }
+
+    /// The spacing (0 for a single point).
+    fn step(&self) -> f64 {
+        if self.values.len() > 1 {
+            self.values[1] - self.values[0]
+        } else {
+            0.0
+        }
+    }
+
+    /// Value of point `index`, smoothed uniformly over its step.
+    #[inline]
+    fn draw(&self, index: usize, s: &mut Sampler) -> f64 {
+        if self.values.len() > 1 {
+            self.values[index] + (s.uniform() - 0.5) * self.step()
+        } else {
+            self.values[index]
+        }
+    }
+}
+
+impl Drift {
+    /// Check stored parts against a calibration with `k` bins.
+    pub fn check(&self, k: usize) -> Result<()> {
+        self.shift.check("shift")?;
+        self.tilt.check("tilt")?;
+        if [self.slope.len(), self.slope_se.len(), self.ref_mean.len()]
+            .iter()
+            .any(|&n| n != k)
+        {
+            return Err(Error::invalid(
+                "the drift needs one slope, standard error and mean score per bin",
+            ));
+        }
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        let valid = self.bin_sd.is_finite()
+            && self.bin_sd >= 0.0
+            && self.centre.is_finite()
+            && finite(&self.slope)
+            && finite(&self.ref_mean)
+            && self.slope_se.iter().all(|x| x.is_finite() && *x >= 0.0);
+        if !valid {
+            return Err(Error::invalid(
+                "drift parameters must be finite (standard deviations >= 0)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A chunk's model: per bin the logit offset and the logit standard deviation of its own
+    /// deviation, and the cumulative posterior of (a, b) over the grid (b varying fastest)
+    /// given the chunk's labels.
+    pub fn chunk_model(&self, cal: &Calibration, stats: &ChunkStats) -> ChunkModel {
+        let k = cal.n_bins();
+        let mut offset = vec![0.0; k];
+        let mut sd = vec![self.bin_sd; k];
+        // The reference rate's own uncertainty (for the labels' likelihood only: the draws
+        // carry it through the shared rate draws).
+        let mut rate_var = vec![0.0; k];
+        let mut centre = vec![0.0; k];
+        for i in 0..k {
+            let (p, q) = (cal.pos[i], cal.neg[i]);
+            let r = (p + 1.0) / (p + q + 2.0);
+            let v = r * (1.0 - r);
+            rate_var[i] = 1.0 / ((p + q + 2.0) * v);
+            centre[i] = logit(r);
+            if stats.counts[i] > 0.0 {
+                let moved = stats.mean_score[i] - self.ref_mean[i];
+                let shifted = (r + self.slope[i] * moved).clamp(1e-6, 1.0 - 1e-6);
+                offset[i] = logit(shifted) - centre[i];
+                let se = self.slope_se[i] * moved / v;
+                sd[i] = (self.bin_sd * self.bin_sd + se * se).sqrt();
+            }
+        }
+        let (ga, gb) = (self.shift.values.len(), self.tilt.values.len());
+        let mut log_post = Vec::with_capacity(ga * gb);
+        for &pa in &self.shift.log_prior {
+            for &pb in &self.tilt.log_prior {
+                log_post.push(pa + pb);
+            }
+        }
+        for i in 0..k {
+            let (x, y) = (stats.labelled_pos[i], stats.labelled_neg[i]);
+            if x + y == 0.0 {
+                continue;
+            }
+            let var = sd[i] * sd[i] + rate_var[i];
+            let spread = centre[i] - self.centre;
+            for (ia, &a) in self.shift.values.iter().enumerate() {
+                for (ib, &b) in self.tilt.values.iter().enumerate() {
+                    let lp = &mut log_post[ia * gb + ib];
+                    if *lp > f64::NEG_INFINITY {
+                        let m = expit(centre[i] + offset[i] + a + b * spread);
+                        *lp += beta_binomial_ln(x, y, m, var);
+                    }
+                }
+            }
+        }
+        let top = log_post.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut cdf = Vec::with_capacity(log_post.len());
+        let mut total = 0.0;
+        for lp in &log_post {
+            total += (lp - top).exp();
+            cdf.push(total);
+        }
+        cdf.iter_mut().for_each(|c| *c /= total);
+        ChunkModel { offset, sd, cdf }
+    }
+
+    /// Posterior mean and standard deviation of the common shift a in a chunk's model.
+    pub fn shift_posterior(&self, model: &ChunkModel) -> (f64, f64) {
+        let gb = self.tilt.values.len();
+        let (mut mean, mut second, mut last) = (0.0, 0.0, 0.0);
+        for (ia, &a) in self.shift.values.iter().enumerate() {
+            let c = model.cdf[ia * gb + gb - 1];
+            let p = c - last;
+            last = c;
+            mean += p * a;
+            second += p * a * a;
+        }
+        let step = self.shift.step();
+        // The draws smooth each grid point over its step: add that uniform's variance.
+        (
+            mean,
+            (second - mean * mean + step * step / 12.0).max(0.0).sqrt(),
+        )
+    }
+}
+
+/// What [`Drift::chunk_model`] works out for one chunk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkModel {
+    pub offset: Vec<f64>,
+    pub sd: Vec<f64>,
+    /// Cumulative posterior probabilities of the drift grid points.
+    pub cdf: Vec<f64>,
+}
+
+#[inline]
+fn logit(p: f64) -> f64 {
+    (p / (1.0 - p)).ln()
+}
+
+#[inline]
+fn expit(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// The concentration κ of the Beta with mean m whose variance matches a logit-normal with
+/// logit variance `var` (delta method: Var θ ≈ var m² (1 − m)²), or infinity when var = 0.
+#[inline]
+fn concentration(m: f64, var: f64) -> f64 {
+    if var <= 0.0 {
+        return f64::INFINITY;
+    }
+    (1.0 / (var * m * (1.0 - m)) - 1.0).max(0.05)
+}
+
+/// ln P(x positives, y negatives | rate ~ Beta with mean m, logit variance var), up to a
+/// constant in m: beta-binomial, or binomial when the rate is (nearly) fixed.
+fn beta_binomial_ln(x: f64, y: f64, m: f64, var: f64) -> f64 {
+    let kappa = concentration(m, var);
+    if kappa > 1e8 {
+        return x * m.ln() + y * (1.0 - m).ln();
+    }
+    let (a, b) = (kappa * m, kappa * (1.0 - m));
+    ln_beta(a + x, b + y) - ln_beta(a, b)
+}
+
 /// What the estimator needs from one chunk of experiment scores.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChunkStats {
@@ -342,19 +574,40 @@ pub struct ChunkStats {
     pub mean_score: Vec<f64>,
     /// Within-bin concordance implied by the scores themselves, were they calibrated.
     pub perfect_concordance: Vec<f64>,
+    /// Rows of the chunk whose labels are known already, per bin: positives and negatives.
+    pub labelled_pos: Vec<f64>,
+    pub labelled_neg: Vec<f64>,
 }
 
 /// Assign the scores of each chunk (`starts` are chunk start offsets, ascending, the first 0)
 /// to the calibration's bins in one pass; chunks in parallel. The calibrated within-bin
 /// concordance (perfect calibration only) needs each bin's scores sorted, so it is computed
-/// only when `concordance` asks for it (else ½).
+/// only when `concordance` asks for it (else ½). `labels`, aligned with the scores, are the
+/// labels known already: 1, 0, or NaN for a row still without one.
 pub fn chunk_stats(
     cal: &Calibration,
     scores: &[f64],
     starts: &[usize],
     concordance: bool,
+    labels: Option<&[f64]>,
 ) -> Result<Vec<ChunkStats>> {
     check_scores("scores", scores)?;
+    if let Some(labels) = labels {
+        if labels.len() != scores.len() {
+            return Err(Error::invalid(
+                "labels and scores must have the same length",
+            ));
+        }
+        if let Some(i) = labels
+            .iter()
+            .position(|&y| !(y.is_nan() || y == 0.0 || y == 1.0))
+        {
+            return Err(Error::invalid(format!(
+                "known labels must be 0, 1 or NaN (missing), found {} at index {i}",
+                labels[i]
+            )));
+        }
+    }
     if starts.first() != Some(&0)
         || starts.windows(2).any(|w| w[0] > w[1])
         || starts.last().is_some_and(|&s| s > scores.len())
@@ -372,12 +625,21 @@ pub fn chunk_stats(
             let mut counts = vec![0.0; k];
             let mut sums = vec![0.0; k];
             let mut by_bin: Vec<Vec<f64>> = vec![Vec::new(); if concordance { k } else { 0 }];
-            for &s in rows {
+            let (mut labelled_pos, mut labelled_neg) = (vec![0.0; k], vec![0.0; k]);
+            for (r, &s) in rows.iter().enumerate() {
                 let b = cal.bin_of(s);
                 counts[b] += 1.0;
                 sums[b] += s;
                 if concordance {
                     by_bin[b].push(s);
+                }
+                if let Some(labels) = labels {
+                    let y = labels[starts[c] + r];
+                    if y == 1.0 {
+                        labelled_pos[b] += 1.0;
+                    } else if y == 0.0 {
+                        labelled_neg[b] += 1.0;
+                    }
                 }
             }
             let mean_score = (0..k)
@@ -402,6 +664,8 @@ pub fn chunk_stats(
                 counts,
                 mean_score,
                 perfect_concordance,
+                labelled_pos,
+                labelled_neg,
             }
         })
         .collect())
@@ -473,11 +737,31 @@ pub fn estimate(
     chunks: &[ChunkStats],
     metrics: &[Metric],
     settings: Settings,
+    drift: Option<&Drift>,
     n_draws: usize,
     seed: u64,
 ) -> Result<Vec<f64>> {
     let k = cal.n_bins();
-    if chunks.iter().any(|c| c.counts.len() != k) {
+    if let Some(drift) = drift {
+        drift.check(k)?;
+    }
+    let fits = |c: &ChunkStats| {
+        [
+            c.counts.len(),
+            c.mean_score.len(),
+            c.perfect_concordance.len(),
+        ]
+        .iter()
+        .chain(&[c.labelled_pos.len(), c.labelled_neg.len()])
+        .all(|&n| n == k)
+    };
+    let labels_fit = |c: &ChunkStats| {
+        (0..k).all(|i| {
+            let (x, y) = (c.labelled_pos[i], c.labelled_neg[i]);
+            x >= 0.0 && y >= 0.0 && x + y <= c.counts[i]
+        })
+    };
+    if chunks.iter().any(|c| !fits(c) || !labels_fit(c)) {
         return Err(Error::invalid(
             "chunk statistics do not match the calibration",
         ));
@@ -513,6 +797,7 @@ pub fn estimate(
         metrics,
         settings,
         shared: shared.as_deref(),
+        drift: drift.filter(|_| settings.mode == Mode::Reference),
         n_draws,
     };
     let chunk_seeds: Vec<u64> = (0..chunks.len() as u64).map(|c| fork(seed, c)).collect();
@@ -564,6 +849,8 @@ struct Job<'a> {
     settings: Settings,
     /// The shared reference draws (reference calibration only), see [`reference_draws`].
     shared: Option<&'a [f64]>,
+    /// Between-period drift of the calibration (reference calibration only).
+    drift: Option<&'a Drift>,
     n_draws: usize,
 }
 
@@ -581,10 +868,17 @@ impl Job<'_> {
         let bin_shapes: Vec<Gamma> = (0..k)
             .map(|i| Gamma::new(stats.counts[i] + widths[i]))
             .collect::<Result<_>>()?;
-        let whole: Vec<u64> = stats.counts.iter().map(|&n| n.round() as u64).collect();
+        // Rows still without labels, per bin (the labelled ones are counted as they are).
+        let unlabelled: Vec<u64> = (0..k)
+            .map(|i| {
+                (stats.counts[i] - stats.labelled_pos[i] - stats.labelled_neg[i]).round() as u64
+            })
+            .collect();
+        let model = self.drift.map(|drift| drift.chunk_model(self.cal, stats));
         fill_blocks(out, rows, n_draws, seed, |streams, rows_out| {
             let (mut sw, mut sx, mut sn) =
                 (streams.sampler(0), streams.sampler(1), streams.sampler(2));
+            let mut sd = streams.sampler(3);
             let first = streams.first_column();
             let (mut pm, mut nm) = (vec![0.0; k], vec![0.0; k]);
             let (mut rate, mut c) = (vec![0.0; k], vec![0.0; k]);
@@ -602,8 +896,11 @@ impl Job<'_> {
                         None => (stats.mean_score[i], 0.5),
                     };
                 }
+                if let (Some(model), Some(drift)) = (&model, self.drift) {
+                    self.drift_rates(drift, model, stats, &mut sd, &mut rate);
+                }
                 // Positive and negative mass per bin: expected (population) or the drawn
-                // labels of these very rows (realized).
+                // labels of these very rows plus the known ones (realized).
                 for i in 0..k {
                     match settings.target {
                         Target::Population => {
@@ -612,9 +909,9 @@ impl Job<'_> {
                             nm[i] = w - pm[i];
                         }
                         Target::Realized => {
-                            let x = sx.binomial(whole[i], rate[i]) as f64;
-                            pm[i] = x;
-                            nm[i] = whole[i] as f64 - x;
+                            let x = sx.binomial(unlabelled[i], rate[i]) as f64;
+                            pm[i] = x + stats.labelled_pos[i];
+                            nm[i] = (unlabelled[i] as f64 - x) + stats.labelled_neg[i];
                         }
                     }
                 }
@@ -638,6 +935,45 @@ impl Job<'_> {
             }
         });
         Ok(())
+    }
+}
+
+impl Job<'_> {
+    /// One draw of the chunk's positive rates under the drift model: the recalibration (a, b)
+    /// from its grid posterior (smoothed within a grid step), then each bin's rate around
+    /// logit⁻¹(ℓᵢ + offᵢ + a + b (ℓᵢ − ℓ̄)), updated by the bin's known labels.
+    fn drift_rates(
+        &self,
+        drift: &Drift,
+        model: &ChunkModel,
+        stats: &ChunkStats,
+        s: &mut Sampler,
+        rate: &mut [f64],
+    ) {
+        let gb = drift.tilt.values.len();
+        let u = s.uniform();
+        let index = model
+            .cdf
+            .partition_point(|&c| c < u)
+            .min(model.cdf.len() - 1);
+        let a = drift.shift.draw(index / gb, s);
+        let b = drift.tilt.draw(index % gb, s);
+        for (i, r) in rate.iter_mut().enumerate() {
+            let centre = logit(r.clamp(1e-12, 1.0 - 1e-12));
+            let m = expit(centre + model.offset[i] + a + b * (centre - drift.centre))
+                .clamp(1e-12, 1.0 - 1e-12);
+            let sd = model.sd[i];
+            *r = if sd > 0.0 {
+                let kappa = concentration(m, sd * sd);
+                let (alpha, beta) = (
+                    kappa * m + stats.labelled_pos[i],
+                    kappa * (1.0 - m) + stats.labelled_neg[i],
+                );
+                Beta::new(alpha, beta).map_or(m, |d| s.beta(&d))
+            } else {
+                m
+            };
+        }
     }
 }
 
@@ -708,7 +1044,7 @@ mod tests {
         let (ref_scores, ref_labels) = calibrated(50_000, 2);
         let cal = fit(&ref_scores, &ref_labels, 10, 0.5).unwrap();
         let (scores, labels) = calibrated(50_000, 3);
-        let chunks = chunk_stats(&cal, &scores, &[0, 25_000], false).unwrap();
+        let chunks = chunk_stats(&cal, &scores, &[0, 25_000], false, None).unwrap();
         assert_eq!(chunks[0].counts.iter().sum::<f64>(), 25_000.0);
         let settings = Settings {
             target: Target::Population,
@@ -723,7 +1059,7 @@ mod tests {
                 .num_threads(threads)
                 .build()
                 .unwrap()
-                .install(|| estimate(&cal, &chunks, &metrics, settings, 4000, 9).unwrap())
+                .install(|| estimate(&cal, &chunks, &metrics, settings, None, 4000, 9).unwrap())
         };
         let out = run(1);
         assert_eq!(out, run(2));

@@ -139,18 +139,24 @@ proptest! {
     #[test]
     fn label_free_estimates_stay_in_range(
         reference in proptest::collection::vec((any_f64(), any::<bool>()), 1..80),
-        scores in proptest::collection::vec(any_f64(), 0..80),
+        rows in proptest::collection::vec((any_f64(), 0u8..3), 0..80),
         n_bins in 0usize..12,
         threshold in any_f64(),
         realized in any::<bool>(),
         perfect in any::<bool>(),
+        drift_sd in 0.0f64..3.0,
+        bin_sd in 0.0f64..3.0,
+        slope in -5.0f64..5.0,
     ) {
+        let scores: Vec<f64> = rows.iter().map(|r| r.0).collect();
+        // Known labels: 0, 1, or missing (NaN).
+        let labels: Vec<f64> = rows.iter().map(|r| [0.0, 1.0, f64::NAN][r.1 as usize]).collect();
         let ref_scores: Vec<f64> = reference.iter().map(|r| r.0).collect();
         let ref_labels: Vec<bool> = reference.iter().map(|r| r.1).collect();
         let Ok(cal) = labelfree::fit(&ref_scores, &ref_labels, n_bins, threshold) else {
             return Ok(());
         };
-        let Ok(chunks) = labelfree::chunk_stats(&cal, &scores, &[0], perfect) else {
+        let Ok(chunks) = labelfree::chunk_stats(&cal, &scores, &[0], perfect, Some(&labels)) else {
             prop_assert!(scores.iter().any(|s| !(0.0..=1.0).contains(s)));
             return Ok(());
         };
@@ -162,7 +168,20 @@ proptest! {
             zero_division: 0.0,
         };
         let all = metrics();
-        let out = labelfree::estimate(&cal, &chunks, &all, settings, 20, 1).unwrap();
+        let k = cal.n_bins();
+        let delta: Vec<f64> = (0..21).map(|g| (g as f64 - 10.0) * 0.3 * drift_sd.max(0.01)).collect();
+        let log_prior = delta.iter().map(|d| -0.5 * (d / drift_sd.max(0.01)).powi(2)).collect();
+        let grid = labelfree::Grid { values: delta, log_prior };
+        let drift = labelfree::Drift {
+            shift: grid.clone(),
+            tilt: grid,
+            centre: -1.0,
+            bin_sd,
+            slope: vec![slope; k],
+            slope_se: vec![slope.abs(); k],
+            ref_mean: (0..k).map(|i| { let (l, h) = cal.bounds(i); 0.5 * (l + h) }).collect(),
+        };
+        let out = labelfree::estimate(&cal, &chunks, &all, settings, Some(&drift), 20, 1).unwrap();
         for (row, values) in out.chunks(20).enumerate() {
             for &v in values {
                 if row < all.len() {

@@ -1061,9 +1061,69 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("lf-from-dict-type", lambda: pe.LabelFreeEstimator.from_dict("x"), TypeError, "dict"),
     (
         "lf-from-dict-keys",
-        lambda: pe.LabelFreeEstimator.from_dict({"format": "probeval.LabelFreeEstimator/1"}),
+        lambda: pe.LabelFreeEstimator.from_dict({"format": "probeval.LabelFreeEstimator/2"}),
         ValueError,
         "lacks the key",
+    ),
+    (
+        "lf-from-dict-old-format",
+        lambda: pe.LabelFreeEstimator.from_dict({"format": "probeval.LabelFreeEstimator/1"}),
+        ValueError,
+        "format",
+    ),
+    (
+        "lf-method",
+        lambda: pe.LabelFreeEstimator(method="bayes"),
+        ValueError,
+        "method",
+    ),
+    (
+        "lf-periods-type",
+        lambda: pe.LabelFreeEstimator().fit(
+            [0, 1, 0, 1, 1, 0], [0.1, 0.9, 0.2, 0.8, 0.7, 0.3], periods=2.5
+        ),
+        TypeError,
+        "periods",
+    ),
+    (
+        "lf-periods-length",
+        lambda: pe.LabelFreeEstimator().fit([0, 1, 0, 1], [0.1, 0.9, 0.2, 0.8], periods=[1, 2]),
+        ValueError,
+        "periods",
+    ),
+    (
+        "lf-periods-count",
+        lambda: pe.LabelFreeEstimator().fit([0, 1, 0, 1], [0.1, 0.9, 0.2, 0.8], periods=0),
+        ValueError,
+        "periods",
+    ),
+    (
+        "lf-partial-labels-class",
+        lambda: (
+            pe.LabelFreeEstimator()
+            .fit([0, 1, 0, 1], [0.1, 0.9, 0.2, 0.8])
+            .estimate([0.2, 0.7], partial_labels=[2, None])
+        ),
+        ValueError,
+        "partial_labels",
+    ),
+    (
+        "lf-partial-labels-length",
+        lambda: (
+            pe.LabelFreeEstimator()
+            .fit([0, 1, 0, 1], [0.1, 0.9, 0.2, 0.8])
+            .estimate([0.2, 0.7], partial_labels=[1.0])
+        ),
+        ValueError,
+        "partial_labels",
+    ),
+    (
+        "lf-fit-summary-type",
+        lambda: pe.LabelFreeEstimator().fit_summary(
+            [pe.ScoreSummary.from_scores([0, 1], [0.2, 0.8]), "x"]
+        ),
+        TypeError,
+        "ScoreSummary",
     ),
     (
         "lf-from-dict-edges",

@@ -35,6 +35,7 @@ __all__ = [
     "f1_mean_var",
     "f1_mode",
     "labelfree_chunk_stats",
+    "labelfree_drift_shift",
     "labelfree_estimate",
     "labelfree_fit",
     "labelfree_fit_counts",
@@ -183,16 +184,23 @@ def labelfree_chunk_stats(
     scores: npt.NDArray[np.float64],
     starts: list[int],
     concordance: bool,
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+    labels: npt.NDArray[np.float64] | None = None,
+) -> tuple[npt.NDArray[np.float64], ...]: ...
+def labelfree_drift_shift(
+    calibration_args: tuple[Any, ...],
+    drift_args: tuple[Any, ...],
+    stats: tuple[npt.NDArray[np.float64], ...],
+) -> npt.NDArray[np.float64]: ...
 def labelfree_estimate(
     calibration_args: tuple[Any, ...],
-    stats: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]],
+    stats: tuple[npt.NDArray[np.float64], ...],
     metrics: list[str],
     options: tuple[str, str, bool, bool],
     n_samples: int,
     seed: int,
     beta: float = 1.0,
     zero_division: float = 0.0,
+    drift_args: tuple[Any, ...] | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def audited_metric_draws(
     counts: tuple[float, float, float, float],

@@ -341,7 +341,7 @@ def _compare(args: argparse.Namespace) -> Output:
 
 
 def _estimate(args: argparse.Namespace) -> Output:
-    from probeval.labelfree.estimator import LabelFreeEstimator
+    from probeval.labelfree.estimator import LabelFreeEstimator, has_missing
 
     progress = Progress(4)
     reference = read_table(args.reference)
@@ -351,6 +351,10 @@ def _estimate(args: argparse.Namespace) -> Output:
     ref_score = _column(reference, args.y_score, "--y-score", args.reference)
     score = _column(analysis, args.y_score, "--y-score", args.analysis)
     labels = analysis.get(args.y_true)  # a backtest: labels exist
+    partial = None
+    if labels is not None and has_missing(labels):
+        # Labels arriving: the known ones update the estimate, the missing ones are predicted.
+        partial, labels = labels, None
     stamps = None
     if args.period is not None:
         if args.timestamp is None:
@@ -363,6 +367,7 @@ def _estimate(args: argparse.Namespace) -> Output:
         threshold=args.threshold,
         metrics=_metrics(args.metrics),
         calibration=args.calibration,
+        method=args.method,
     )
     estimator.fit(ref_truth, ref_score, pos_label=_pos_label(args.pos_label, ref_truth))
     progress.step("fit")
@@ -370,6 +375,7 @@ def _estimate(args: argparse.Namespace) -> Output:
         score,
         target=args.target,
         y_true=labels,
+        partial_labels=partial,
         chunk_size=args.chunk_size,
         n_chunks=args.n_chunks,
         period=args.period,
@@ -393,6 +399,18 @@ def _estimate(args: argparse.Namespace) -> Output:
             "\nnote: realized values scatter around the population estimate beyond its HDI by "
             "design; compare them with --target realized"
         )
+    unlike = [
+        str(chunk.key)
+        for chunk in result.chunks
+        if result.diagnostics(chunk.index)["score_shift_p"] < 0.001
+    ]
+    if unlike:
+        notes.append(
+            f"\nwarning: the scores of chunk(s) {', '.join(unlike[:10])}"
+            f"{' ...' if len(unlike) > 10 else ''} are unlike anything the reference periods "
+            "showed (score_shift_p < 0.001): the drift learned there may not hold; label a "
+            "sample of those rows (partial labels) before trusting these estimates"
+        )
     settings = _settings(
         args,
         reference=args.reference,
@@ -401,6 +419,7 @@ def _estimate(args: argparse.Namespace) -> Output:
         y_score=args.y_score,
         target=args.target,
         calibration=args.calibration,
+        method=args.method,
         n_bins=args.n_bins,
         threshold=args.threshold,
     )
@@ -675,6 +694,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("reference", "perfect"),
         default="reference",
         help="learn positive rates from the reference (default) or trust the scores",
+    )
+    est.add_argument(
+        "--method",
+        choices=("hierarchical", "pooled"),
+        default="hierarchical",
+        help="let the calibration drift as much as the reference periods did (default), or the "
+        "pooled reference calibration unchanged",
     )
     est.add_argument(
         "--n-bins", type=int, default=10, metavar="B", help="equal-frequency bins (default 10)"

@@ -218,8 +218,11 @@ def fit_label_free(
     pos_label: Any = None,
 ) -> LabelFreeEstimator:
     """Fit a :class:`LabelFreeEstimator` on reference data in Dask: its exact sufficient
-    statistics (a :class:`ScoreSummary`) are built on the cluster, the fit runs locally and
-    equals ``estimator.fit`` on the same rows."""
+    statistics (a :class:`ScoreSummary`) are built on the cluster and the fit runs locally:
+    the same calibration as ``estimator.fit`` on the same rows, but, like
+    :meth:`LabelFreeEstimator.fit_summary` with one summary, no drift between periods (a summary
+    has no time order). For the drift, build one summary per reference period and pass the list
+    to ``fit_summary``."""
     if not isinstance(estimator, LabelFreeEstimator):
         raise TypeError(f"estimator must be a LabelFreeEstimator, got {describe(estimator)}")
     summary = score_summary(frame, y_true=y_true, y_score=y_score, pos_label=pos_label)

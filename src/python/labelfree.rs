@@ -83,21 +83,27 @@ type ChunkArrays<'py> = (
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
 );
 
-/// Per chunk and bin: (counts, mean score, calibrated concordance if asked for, else ½).
+/// Per chunk and bin: (counts, mean score, calibrated concordance if asked for, else ½,
+/// known positives, known negatives). `labels` (1, 0, NaN = missing) are the known labels.
 #[pyfunction]
+#[pyo3(signature = (calibration_args, scores, starts, concordance, labels = None))]
 pub(super) fn labelfree_chunk_stats<'py>(
     py: Python<'py>,
     calibration_args: CalibrationArgs<'py>,
     scores: PyReadonlyArray1<'py, f64>,
     starts: Vec<usize>,
     concordance: bool,
+    labels: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<ChunkArrays<'py>> {
     let cal = calibration(&calibration_args)?;
     let scores = flat(&scores);
+    let labels = labels.as_ref().map(flat);
     let stats = run(py, || {
-        labelfree::chunk_stats(&cal, &scores, &starts, concordance)
+        labelfree::chunk_stats(&cal, &scores, &starts, concordance, labels.as_deref())
     })?;
     let (c, k) = (stats.len(), cal.n_bins());
     let column = |f: fn(&labelfree::ChunkStats) -> &Vec<f64>| -> Vec<f64> {
@@ -107,7 +113,108 @@ pub(super) fn labelfree_chunk_stats<'py>(
         shaped(py, column(|s| &s.counts), [c, k])?,
         shaped(py, column(|s| &s.mean_score), [c, k])?,
         shaped(py, column(|s| &s.perfect_concordance), [c, k])?,
+        shaped(py, column(|s| &s.labelled_pos), [c, k])?,
+        shaped(py, column(|s| &s.labelled_neg), [c, k])?,
     ))
+}
+
+/// Between-period drift as Python passes it: ((shift grid, its prior log-density), (tilt
+/// grid, its prior log-density), centre, bin sd, slope, slope se, reference mean score).
+type DriftArgs<'py> = (
+    (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
+    (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
+    f64,
+    f64,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+);
+
+fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
+    let grid = |g: &(PyReadonlyArray1<'_, f64>, PyReadonlyArray1<'_, f64>)| labelfree::Grid {
+        values: flat(&g.0).into_owned(),
+        log_prior: flat(&g.1).into_owned(),
+    };
+    labelfree::Drift {
+        shift: grid(&args.0),
+        tilt: grid(&args.1),
+        centre: args.2,
+        bin_sd: args.3,
+        slope: flat(&args.4).into_owned(),
+        slope_se: flat(&args.5).into_owned(),
+        ref_mean: flat(&args.6).into_owned(),
+    }
+}
+
+/// Per chunk, the drift model's posterior of the common shift δ (logit): mean and sd.
+#[pyfunction]
+pub(super) fn labelfree_drift_shift<'py>(
+    py: Python<'py>,
+    calibration_args: CalibrationArgs<'py>,
+    drift_args: DriftArgs<'py>,
+    stats: ChunkInputs<'py>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let cal = calibration(&calibration_args)?;
+    let drift = drift(&drift_args);
+    drift.check(cal.n_bins())?;
+    let chunks = chunk_inputs(&stats, cal.n_bins())?;
+    let out: Vec<f64> = run(py, || {
+        Ok::<_, crate::Error>(
+            chunks
+                .iter()
+                .flat_map(|c| {
+                    let (mean, sd) = drift.shift_posterior(&drift.chunk_model(&cal, c));
+                    [mean, sd]
+                })
+                .collect(),
+        )
+    })?;
+    shaped(py, out, [chunks.len(), 2])
+}
+
+/// Chunk statistics as Python passes them back (the arrays of [`labelfree_chunk_stats`]).
+type ChunkInputs<'py> = (
+    PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
+);
+
+fn chunk_inputs(stats: &ChunkInputs<'_>, k: usize) -> PyResult<Vec<labelfree::ChunkStats>> {
+    let (counts, means, concordances, pos, neg) = (
+        rows_of(&stats.0, k)?,
+        rows_of(&stats.1, k)?,
+        rows_of(&stats.2, k)?,
+        rows_of(&stats.3, k)?,
+        rows_of(&stats.4, k)?,
+    );
+    let c = counts.len();
+    if [means.len(), concordances.len(), pos.len(), neg.len()]
+        .iter()
+        .any(|&n| n != c)
+    {
+        return Err(PyValueError::new_err(
+            "chunk statistics must have one row per chunk",
+        ));
+    }
+    Ok(counts
+        .into_iter()
+        .zip(means)
+        .zip(concordances)
+        .zip(pos.into_iter().zip(neg))
+        .map(
+            |(((counts, mean_score), perfect_concordance), (labelled_pos, labelled_neg))| {
+                labelfree::ChunkStats {
+                    counts,
+                    mean_score,
+                    perfect_concordance,
+                    labelled_pos,
+                    labelled_neg,
+                }
+            },
+        )
+        .collect())
 }
 
 /// The rows of a (chunks, bins) statistic, checked against the calibration's bins.
@@ -122,24 +229,22 @@ fn rows_of(a: &PyReadonlyArray2<'_, f64>, k: usize) -> PyResult<Vec<Vec<f64>>> {
 }
 
 /// Posterior draws per chunk; shape (chunks, metrics [+ AUC], n). `options` is
-/// (target "population"|"realized", calibration "reference"|"perfect", within_bin, want_auc).
+/// (target "population"|"realized", calibration "reference"|"perfect", within_bin, want_auc);
+/// `drift`, if given, is the between-period drift model (reference calibration only).
 #[pyfunction]
-#[pyo3(signature = (calibration_args, stats, metrics, options, n_samples, seed, beta = 1.0, zero_division = 0.0))]
+#[pyo3(signature = (calibration_args, stats, metrics, options, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn labelfree_estimate<'py>(
     py: Python<'py>,
     calibration_args: CalibrationArgs<'py>,
-    stats: (
-        PyReadonlyArray2<'py, f64>,
-        PyReadonlyArray2<'py, f64>,
-        PyReadonlyArray2<'py, f64>,
-    ),
+    stats: ChunkInputs<'py>,
     metrics: Vec<String>,
     options: (String, String, bool, bool),
     n_samples: usize,
     seed: u64,
     beta: f64,
     zero_division: f64,
+    drift_args: Option<DriftArgs<'py>>,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let parsed = metrics::parse_metrics(&metrics, beta)?;
@@ -161,29 +266,8 @@ pub(super) fn labelfree_estimate<'py>(
             )));
         }
     };
-    let k = cal.n_bins();
-    let (counts, means, concordances) = (
-        rows_of(&stats.0, k)?,
-        rows_of(&stats.1, k)?,
-        rows_of(&stats.2, k)?,
-    );
-    if means.len() != counts.len() || concordances.len() != counts.len() {
-        return Err(PyValueError::new_err(
-            "chunk statistics must have one row per chunk",
-        ));
-    }
-    let chunks: Vec<labelfree::ChunkStats> = counts
-        .into_iter()
-        .zip(means)
-        .zip(concordances)
-        .map(
-            |((counts, mean_score), perfect_concordance)| labelfree::ChunkStats {
-                counts,
-                mean_score,
-                perfect_concordance,
-            },
-        )
-        .collect();
+    let chunks = chunk_inputs(&stats, cal.n_bins())?;
+    let drift = drift_args.as_ref().map(drift);
     let settings = labelfree::Settings {
         target,
         mode,
@@ -194,7 +278,15 @@ pub(super) fn labelfree_estimate<'py>(
     let rows = parsed.len() + usize::from(options.3);
     let n_chunks = chunks.len();
     let out = run(py, || {
-        labelfree::estimate(&cal, &chunks, &parsed, settings, n_samples, seed)
+        labelfree::estimate(
+            &cal,
+            &chunks,
+            &parsed,
+            settings,
+            drift.as_ref(),
+            n_samples,
+            seed,
+        )
     })?;
     shaped(py, out, [n_chunks, rows, n_samples])
 }

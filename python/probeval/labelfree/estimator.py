@@ -13,8 +13,13 @@ Two targets, both needed, and easy to confuse:
 - ``target="realized"``: the posterior predictive of the value that will be measured on exactly
   these rows once their labels arrive. Compare this one with realized values.
 
-Assumption: no concept shift — P(label | score) is the same in the reference and production
-data. The score distribution may change freely (that is what the estimate tracks).
+The default ``method="hierarchical"`` does not assume that P(label | score) stays put: it learns
+from the reference, split into consecutive periods, how much each bin's positive rate moves from
+one period to the next (a shift common to all bins plus each bin's own), and how the rate climbs
+inside a bin (so that a chunk whose scores sit higher inside a bin gets a higher rate); labels
+that have already arrived for some rows of a chunk (``partial_labels=``) update that chunk's
+calibration. ``method="pooled"`` is the earlier algorithm: one calibration from the pooled
+reference, no drift (narrower, and overconfident on real data whose calibration moves).
 """
 
 from __future__ import annotations
@@ -51,12 +56,14 @@ from probeval.base.posterior import Posterior
 from probeval.base.priors import resolve_prior
 from probeval.compare.decisions import Decision, decide
 from probeval.labelfree.chunking import Chunk, make_chunks
+from probeval.labelfree.drift import Drift, learn_drift, shift_diagnostic
 from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.scores import ScoreSummary
 
 __all__ = ["LabelFreeEstimate", "LabelFreeEstimator"]
 
 CALIBRATIONS = ("reference", "perfect")
+METHODS = ("hierarchical", "pooled")
 TARGETS = ("population", "realized")
 WITHIN_BIN = ("concordance", "ties")
 DEFAULT_METRICS = (*DEFAULT_BINARY, "roc_auc")
@@ -64,7 +71,10 @@ DEFAULT_METRICS = (*DEFAULT_BINARY, "roc_auc")
 #: with the estimator). 256 equal-frequency bins move the AUC by < 1e-4 on 5,000-500,000 rows
 #: of a calibrated model, and cost an eighth of 2048.
 _REFERENCE_AUC_BINS = 256
-_FORMAT = "probeval.LabelFreeEstimator/1"
+_FORMAT = "probeval.LabelFreeEstimator/2"
+#: Default reference periods when ``fit`` is not told: consecutive blocks of about this many
+#: rows (a typical monitoring chunk), at least 5 and at most 20 of them.
+_PERIOD_ROWS = 1_000
 
 
 def _choice(name: str, value: Any, options: Sequence[str]) -> str:
@@ -120,6 +130,11 @@ class LabelFreeEstimator:
         which biases the AUC low, because scores still rank within a bin; "concordance" (default)
         gives them the bin's concordance measured on the reference data (or, with perfect
         calibration, implied by the scores).
+    method : "hierarchical" or "pooled"
+        "hierarchical" (default) lets each chunk's calibration differ from the reference by as
+        much as the reference's own periods differ from each other, follows the scores inside a
+        bin, and updates a chunk's calibration with its known labels (``partial_labels``).
+        "pooled" is the earlier algorithm: the pooled reference calibration, unchanged.
 
     Examples
     --------
@@ -139,12 +154,14 @@ class LabelFreeEstimator:
         metrics: Any = None,
         calibration: str = "reference",
         auc_within_bin: str = "concordance",
+        method: str = "hierarchical",
     ) -> None:
         self.n_bins: int = _check_n_bins(n_bins)
         self.threshold: float = check_threshold(threshold)
         self.metrics: list[str] = _check_metrics(metrics)
         self.calibration: str = _choice("calibration", calibration, CALIBRATIONS)
         self.auc_within_bin: str = _choice("auc_within_bin", auc_within_bin, WITHIN_BIN)
+        self.method: str = _choice("method", method, METHODS)
         self._fitted: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ fitting
@@ -157,12 +174,30 @@ class LabelFreeEstimator:
         *,
         y_true: Any = None,
         pos_label: Any = None,
+        periods: Any = None,
     ) -> LabelFreeEstimator:
-        """Learn the calibration from reference labels and scores (probabilities in [0, 1]):
-        ``fit(y_true, y_score)``, or ``fit(df, y_true="label", y_score="proba")``."""
+        """Learn the calibration from reference labels and scores (probabilities in [0, 1]).
+
+        Parameters
+        ----------
+        data : array-like or data frame
+            The labels (``fit(y_true, y_score)``), or a data frame whose columns ``y_true``,
+            ``y_score`` (and ``periods``) name.
+        y_score : array-like or column name
+            Scores P(y = 1).
+        y_true : array-like or column name, optional
+            The labels by keyword, or a column of ``data``.
+        pos_label : optional
+            The positive class, when the labels are not 0/1 or False/True.
+        periods : int, array-like or column name, optional
+            The reference's periods, from which the drift of the calibration is learned: a
+            period label per row (e.g. the month), or a number of consecutive blocks of rows.
+            Default: consecutive blocks of about 5,000 rows (5 to 20 of them) — rows are taken
+            to be in time order. Shuffled reference rows show no drift.
+        """
         if is_frame(data):
-            columns = resolve(data, y_true=y_true, y_score=y_score)
-            y_true, y_score = columns["y_true"], columns["y_score"]
+            columns = resolve(data, y_true=y_true, y_score=y_score, periods=periods)
+            y_true, y_score, periods = columns["y_true"], columns["y_score"], columns["periods"]
         elif data is not None:
             if y_true is not None:
                 raise TypeError("pass the labels once: positionally or as y_true=..., not both")
@@ -181,35 +216,66 @@ class LabelFreeEstimator:
                 "scores are the probability of"
             )
         positive = encode(truth, order) == 1
+        period, n_periods = _periods(periods, scores.shape[0])
         calibration = _core.labelfree_fit(scores, positive, self.n_bins, self.threshold)
+        drift = learn_drift(
+            calibration[0],
+            scores,
+            positive.astype(np.float64),
+            (~positive).astype(np.float64),
+            period,
+            n_periods,
+        )
         # The reference's own posteriors (for "no worse than reference" decisions), from the
         # arrays validated above.
         cells = np.bincount(positive * 2 + (scores > self.threshold), minlength=4)
         values, pos_counts, neg_counts = _core.unique_scores(scores, positive, None)
         summary = ScoreSummary(values, pos_counts, neg_counts, labels=(order[0], order[1]))
-        self._store(calibration, cells.astype(np.float64), summary)
+        self._store(calibration, cells.astype(np.float64), summary, drift)
         return self
 
-    def fit_summary(self, summary: ScoreSummary) -> LabelFreeEstimator:
-        """Fit from a :class:`ScoreSummary` of the reference data (unweighted) instead of its
-        rows — exactly the same result as :meth:`fit` on those rows. Summaries of parts of the
-        data can be built where the data live and added up (``+``): see :mod:`probeval.dask`."""
-        if not isinstance(summary, ScoreSummary):
-            raise TypeError(f"fit_summary needs a ScoreSummary, got {describe(summary)}")
-        if summary.n_distinct == 0:
+    def fit_summary(self, summary: Any) -> LabelFreeEstimator:
+        """Fit from :class:`ScoreSummary` objects of the reference data (unweighted) instead of
+        its rows. One summary gives exactly the calibration :meth:`fit` gives on those rows,
+        but no drift (a summary has no time order); a list of summaries, one per reference
+        period, gives the drift too — the same as ``fit(..., periods=...)`` on the rows.
+        Summaries of parts of the data can be built where the data live and added up (``+``):
+        see :mod:`probeval.dask`."""
+        parts = list(summary) if isinstance(summary, (list, tuple)) else [summary]
+        if not parts:
+            raise ValueError("fit_summary needs at least one ScoreSummary")
+        for part in parts:
+            if not isinstance(part, ScoreSummary):
+                raise TypeError(f"fit_summary needs ScoreSummary objects, got {describe(part)}")
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        if total.n_distinct == 0:
             raise ValueError("the ScoreSummary is empty")
-        values, pos, neg = summary.values, summary.positives, summary.negatives
+        values, pos, neg = total.values, total.positives, total.negatives
         if values[0] < 0 or values[-1] > 1:
             raise ValueError("reference scores must be probabilities in [0, 1]")
         calibration = _core.labelfree_fit_counts(values, pos, neg, self.n_bins, self.threshold)
+        drift = learn_drift(
+            calibration[0],
+            np.concatenate([p.values for p in parts]),
+            np.concatenate([p.positives for p in parts]),
+            np.concatenate([p.negatives for p in parts]),
+            np.repeat(np.arange(len(parts)), [p.n_distinct for p in parts]),
+            len(parts),
+        )
         above = values > self.threshold
         # Cells (TN, FP, FN, TP): negatives below / above the threshold, positives likewise.
         cells = np.array([neg[~above].sum(), neg[above].sum(), pos[~above].sum(), pos[above].sum()])
-        self._store(calibration, cells, summary)
+        self._store(calibration, cells, total, drift)
         return self
 
     def _store(
-        self, calibration: tuple[np.ndarray, ...], cells: np.ndarray, summary: ScoreSummary
+        self,
+        calibration: tuple[np.ndarray, ...],
+        cells: np.ndarray,
+        summary: ScoreSummary,
+        drift: Drift,
     ) -> None:
         edges, pos, neg, concordance, se = calibration
         confusion = ConfusionMatrix._from_matrix(cells.reshape(2, 2), [0, 1], weighted=False)
@@ -222,6 +288,7 @@ class LabelFreeEstimator:
             "concordance_se": se,
             "reference_confusion": confusion,
             "reference_scores": summary.binned(_REFERENCE_AUC_BINS),
+            "drift": drift,
         }
 
     @property
@@ -280,6 +347,7 @@ class LabelFreeEstimator:
         y_score: Any = None,
         target: str = "population",
         y_true: Any = None,
+        partial_labels: Any = None,
         chunk_size: Any = None,
         n_chunks: Any = None,
         period: Any = None,
@@ -305,6 +373,12 @@ class LabelFreeEstimator:
         y_true : array-like, optional
             Labels of these rows, if they exist (e.g. in a backtest): each chunk then also
             reports the realized value and its with-labels posterior next to the estimate.
+        partial_labels : array-like or column name, optional
+            The labels known so far, aligned with the scores, missing ones as NaN, None or
+            pandas NA (a reviewed sample, the cases resolved first, only the predicted
+            positives...). They update each chunk's calibration (method "hierarchical"), and the
+            realized target counts them as they are and predicts only the rest. Assumed: whether
+            a row's label is known depends on its score (and time) only, not on the label.
         chunk_size, n_chunks, period, timestamps :
             Chunking (at most one of the first three): ``chunk_size`` rows per chunk,
             ``n_chunks`` nearly equal chunks, or one chunk per ``period`` ("h", "D", "W", "M",
@@ -319,11 +393,18 @@ class LabelFreeEstimator:
         """
         self._state()  # fitted?
         if is_frame(data):
-            columns = resolve(data, y_score=y_score, y_true=y_true, timestamps=timestamps)
-            y_score, y_true, timestamps = (
+            columns = resolve(
+                data,
+                y_score=y_score,
+                y_true=y_true,
+                timestamps=timestamps,
+                partial_labels=partial_labels,
+            )
+            y_score, y_true, timestamps, partial_labels = (
                 columns["y_score"],
                 columns["y_true"],
                 columns["timestamps"],
+                columns["partial_labels"],
             )
         elif data is not None:
             if y_score is not None:
@@ -344,6 +425,10 @@ class LabelFreeEstimator:
         if y_true is not None:
             truth = as_labels("y_true", y_true)
             check_same_length(y_true=truth, y_score=scores)
+        known = None
+        if partial_labels is not None:
+            known = _known_labels(partial_labels, self._state()["labels"])
+            check_same_length(partial_labels=known, y_score=scores)
         n = check_n_samples(n_samples)
         ci = check_ci(ci)
         beta = check_beta(beta)
@@ -354,13 +439,21 @@ class LabelFreeEstimator:
         arranged = np.ascontiguousarray(scores[order])
         calibration = self._calibration_args()
         concordance = self.calibration == "perfect" and self.auc_within_bin == "concordance"
-        stats = _core.labelfree_chunk_stats(calibration, arranged, starts, concordance)
+        stats = _core.labelfree_chunk_stats(
+            calibration,
+            arranged,
+            starts,
+            concordance,
+            None if known is None else np.ascontiguousarray(known[order]),
+        )
         binary = [m for m in self.metrics if m != "roc_auc"]
         want_auc = "roc_auc" in self.metrics
         options = (target, self.calibration, self.auc_within_bin == "concordance", want_auc)
+        drift = self._drift_args()
         draws = _core.labelfree_estimate(
-            calibration, stats, binary, options, n, derive(seed, 0), beta, zd
+            calibration, stats, binary, options, n, derive(seed, 0), beta, zd, drift
         )
+        diagnostics = self._diagnostics(stats, calibration, drift)
         names = binary + (["roc_auc"] if want_auc else [])
         results = []
         for chunk in chunks:
@@ -384,9 +477,38 @@ class LabelFreeEstimator:
             reference=lambda: self._reference_posteriors(names, n, beta, zd),
             target=target,
             calibration=self.calibration,
+            method=self.method,
             ci=ci,
             counts=np.asarray(stats[0]),
+            diagnostics=diagnostics,
         )
+
+    def _drift_args(self) -> tuple[Any, ...] | None:
+        """The drift model for the core, or None (method "pooled", perfect calibration)."""
+        if self.method == "pooled" or self.calibration == "perfect":
+            return None
+        drift: Drift = self._state()["drift"]
+        return drift.core_args()
+
+    def _diagnostics(
+        self, stats: tuple[np.ndarray, ...], calibration: tuple[Any, ...], drift: Any
+    ) -> dict[str, np.ndarray]:
+        """Per chunk: known labels, how unlike the reference its scores are, and (hierarchical
+        method) the posterior of its calibration shift."""
+        state = self._state()
+        counts = np.asarray(stats[0])
+        reference = state["positives"] + state["negatives"]
+        tv, p = shift_diagnostic(counts, reference, state["drift"].count_dispersion)
+        out = {
+            "n_labelled": np.asarray(stats[3]).sum(axis=1) + np.asarray(stats[4]).sum(axis=1),
+            "score_shift": tv,
+            "score_shift_p": p,
+        }
+        if drift is not None:
+            shift = _core.labelfree_drift_shift(calibration, drift, stats)
+            out["calibration_shift"] = shift[:, 0]
+            out["calibration_shift_sd"] = shift[:, 1]
+        return out
 
     def _reference_posteriors(
         self, names: list[str], n: int, beta: float, zd: float
@@ -486,6 +608,7 @@ class LabelFreeEstimator:
             "metrics": list(self.metrics),
             "calibration": self.calibration,
             "auc_within_bin": self.auc_within_bin,
+            "method": self.method,
             "labels": list(state["labels"]),
             "edges": state["edges"].tolist(),
             "positives": state["positives"].tolist(),
@@ -494,6 +617,7 @@ class LabelFreeEstimator:
             "concordance_se": state["concordance_se"].tolist(),
             "reference_confusion": confusion.counts.tolist(),
             "reference_scores": state["reference_scores"].to_dict(),
+            "drift": state["drift"].to_dict(),
         }
 
     @classmethod
@@ -513,6 +637,7 @@ class LabelFreeEstimator:
                 metrics=data["metrics"],
                 calibration=data["calibration"],
                 auc_within_bin=data["auc_within_bin"],
+                method=data["method"],
             )
             arrays = {
                 key: np.asarray(data[key], dtype=np.float64)
@@ -521,6 +646,7 @@ class LabelFreeEstimator:
             counts = np.asarray(data["reference_confusion"], dtype=np.float64)
             summary = ScoreSummary.from_dict(data["reference_scores"])
             labels = list(data["labels"])
+            drift = Drift.from_dict(data["drift"])
         except KeyError as error:
             raise ValueError(f"the saved estimator lacks the key {error.args[0]!r}") from None
         estimator._fitted = {
@@ -528,9 +654,13 @@ class LabelFreeEstimator:
             **arrays,
             "reference_confusion": ConfusionMatrix(counts, labels=[0, 1]),
             "reference_scores": summary,
+            "drift": drift,
         }
         # Let the core check the calibration once, now rather than at the first estimate.
-        _core.labelfree_chunk_stats(estimator._calibration_args(), np.array([0.5]), [0], False)
+        stats = _core.labelfree_chunk_stats(
+            estimator._calibration_args(), np.array([0.5]), [0], False
+        )
+        _core.labelfree_drift_shift(estimator._calibration_args(), drift.core_args(), stats)
         return estimator
 
     def save(self, path: str | Path) -> None:
@@ -547,8 +677,90 @@ class LabelFreeEstimator:
         return (
             f"LabelFreeEstimator(n_bins={self.n_bins}, threshold={self.threshold:g}, "
             f"calibration={self.calibration!r}, auc_within_bin={self.auc_within_bin!r}, "
-            f"{fitted})"
+            f"method={self.method!r}, {fitted})"
         )
+
+
+def _periods(periods: Any, n: int) -> tuple[np.ndarray, int]:
+    """The reference period of each row (0, 1, ...) and their number."""
+    if periods is None:
+        blocks = min(20, max(5, n // _PERIOD_ROWS))
+        return _blocks(n, blocks), blocks
+    if isinstance(periods, (bool, np.bool_)):
+        raise TypeError(f"periods must be a number of blocks or a label per row, got {periods!r}")
+    if isinstance(periods, numbers.Integral):
+        if not 1 <= int(periods) <= n:
+            raise ValueError(
+                f"periods must be between 1 and the number of reference rows ({n}), got {periods}"
+            )
+        return _blocks(n, int(periods)), int(periods)
+    if np.ndim(periods) == 0:
+        raise TypeError(
+            f"periods must be a number of blocks or a period label per row, got {describe(periods)}"
+        )
+    values = np.asarray(periods)
+    if values.ndim != 1 or values.shape[0] != n:
+        raise ValueError(
+            f"periods must have one label per reference row ({n}), got shape {values.shape}"
+        )
+    try:
+        _, index = np.unique(values, return_inverse=True)
+    except TypeError:
+        raise TypeError("periods must be sortable labels (numbers, strings or dates)") from None
+    return index.astype(np.int64), int(index.max()) + 1 if n else 0
+
+
+def _blocks(n: int, blocks: int) -> np.ndarray:
+    """Consecutive blocks of nearly equal size."""
+    out: np.ndarray = (np.arange(n, dtype=np.int64) * blocks) // max(n, 1)
+    return out
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    # pandas.NA and NaT, without importing pandas.
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def has_missing(values: Any) -> bool:
+    """Whether a label column has missing values (NaN, None, pandas NA)."""
+    if hasattr(values, "to_numpy"):
+        values = values.to_numpy(dtype=object)
+    array = np.asarray(values)
+    if array.dtype.kind == "f":
+        return bool(np.isnan(array).any())
+    if array.dtype.kind in "biu":
+        return False
+    return any(_is_missing(v) for v in array.ravel())
+
+
+def _known_labels(values: Any, labels: list[Any]) -> np.ndarray:
+    """Partial labels as 1 (the positive class), 0 (the other) or NaN (not known yet)."""
+    if np.ndim(values) != 1:
+        raise ValueError(f"partial_labels must be one-dimensional, got {describe(values)}")
+    if hasattr(values, "to_numpy"):
+        values = values.to_numpy(dtype=object)
+    array = np.asarray(values)
+    if array.dtype.kind in "biuf":
+        missing = np.isnan(array) if array.dtype.kind == "f" else np.zeros(array.shape, bool)
+    else:
+        array = array.astype(object)
+        missing = np.fromiter((_is_missing(v) for v in array), bool, array.shape[0])
+    out = np.full(array.shape[0], np.nan)
+    given = array[~missing]
+    if given.shape[0]:
+        checked = as_labels("partial_labels", given)
+        unknown = [c for c in observed_classes(checked) if c not in labels]
+        if unknown:
+            raise ValueError(
+                f"partial_labels contains classes {unknown!r} that the reference did not have "
+                f"({labels!r})"
+            )
+        out[~missing] = encode(checked, labels).astype(np.float64)
+    return out
 
 
 def _uniform_prior() -> Any:
@@ -598,8 +810,10 @@ class LabelFreeEstimate:
         reference: Callable[[], dict[str, Posterior]],
         target: str,
         calibration: str,
+        method: str,
         ci: float,
         counts: np.ndarray,
+        diagnostics: dict[str, np.ndarray],
     ) -> None:
         self._results = results
         self._metrics = metrics
@@ -608,8 +822,10 @@ class LabelFreeEstimate:
         self._reference: dict[str, Posterior] | None = None
         self.target = target
         self.calibration = calibration
+        self.method = method
         self.ci = ci
         self._counts = counts
+        self._diagnostics = diagnostics
 
     @property
     def metrics(self) -> list[str]:
@@ -626,6 +842,23 @@ class LabelFreeEstimate:
     def bin_counts(self, chunk: Any = 0) -> np.ndarray:
         """Rows of the chunk in each calibration bin."""
         return np.asarray(self._counts[self._result(chunk).chunk.index])
+
+    def diagnostics(self, chunk: Any = 0) -> dict[str, float]:
+        """When to distrust a chunk's estimate.
+
+        - ``n_labelled``: rows of the chunk with known labels (``partial_labels``);
+        - ``score_shift``: total variation distance between the chunk's and the reference's
+          shares of rows per bin (0: same mix of scores; 1: no overlap);
+        - ``score_shift_p``: probability of bin counts at least this unlike the reference's had
+          the chunk been one more reference period (chi-squared, scaled by how much the
+          reference periods differ from each other). Below 0.001 the chunk's scores are unlike
+          anything the reference showed: the drift learned there may not hold;
+        - ``calibration_shift`` and ``calibration_shift_sd`` (method "hierarchical"): posterior
+          mean and sd of the chunk's common shift of logit P(y | score) from the reference; 0
+          and the reference's own spread without labels, moved by the labels that are known.
+        """
+        index = self._result(chunk).chunk.index
+        return {key: float(values[index]) for key, values in self._diagnostics.items()}
 
     def _result(self, chunk: Any) -> _ChunkResult:
         if isinstance(chunk, (bool, np.bool_)):
@@ -688,8 +921,12 @@ class LabelFreeEstimate:
         }
         if self.has_labels:
             columns.update({"realized": [], "realized_low": [], "realized_high": []})
+        columns.update({"n_labelled": [], "score_shift_p": []})
         for result in self._results:
+            diagnostics = self.diagnostics(result.chunk.index)
             for name in self._metrics:
+                columns["n_labelled"].append(int(diagnostics["n_labelled"]))
+                columns["score_shift_p"].append(diagnostics["score_shift_p"])
                 post = result.estimates[name]
                 low, high = post.hdi(level)
                 columns["chunk"].append(result.chunk.key)
@@ -710,7 +947,7 @@ class LabelFreeEstimate:
                     columns["realized_high"].append(interval[1])
         percent = f"{100 * level:g}"
         title = (
-            f"label-free estimate ({self.target}, {self.calibration} calibration, "
+            f"label-free estimate ({self.target}, {self.calibration} calibration, {self.method}, "
             f"{percent}% HDI, {len(self._results)} chunks)"
         )
         return Table(columns, title=title)
@@ -725,7 +962,11 @@ class LabelFreeEstimate:
         level = self.ci if ci is None else check_ci(ci)
         chunks = []
         for result in self._results:
-            entry: dict[str, Any] = {**result.chunk.to_dict(), "metrics": {}}
+            entry: dict[str, Any] = {
+                **result.chunk.to_dict(),
+                "diagnostics": self.diagnostics(result.chunk.index),
+                "metrics": {},
+            }
             for name in self._metrics:
                 item: dict[str, Any] = {"estimate": result.estimates[name].to_dict(level)}
                 verdict = self.decision(name, result.chunk.index)
@@ -741,6 +982,7 @@ class LabelFreeEstimate:
         return {
             "target": self.target,
             "calibration": self.calibration,
+            "method": self.method,
             "ci": level,
             "metrics": list(self._metrics),
             "reference": {name: post.to_dict(level) for name, post in self._references().items()},

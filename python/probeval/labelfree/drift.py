@@ -1,0 +1,346 @@
+"""How much P(y | score) moves between periods, learned from the reference data itself.
+
+A model calibrated on one period is rarely calibrated on the next: seasons, campaigns and
+upstream changes move each bin's positive rate by a point or two, and a chunk's scores may sit
+higher inside a bin than the reference's did. Interval estimates that ignore this cover far
+less than they claim on real monitoring data. The reference, split into consecutive periods,
+shows how large these movements are; this module measures them (numpy only):
+
+- **within-bin slope**: per bin, the least-squares slope of the label on the score, so that a
+  chunk whose scores sit higher inside a bin gets a higher positive rate;
+- **recalibration** of a period, shared by all its bins: a shift a of every bin's logit rate
+  and a change b of how far apart the bins' logits are (the model separating the classes better
+  or worse than in the reference). Per period, (a, b) is estimated by one Newton step of a
+  logistic regression; the standard deviation of each gets a posterior from the periods'
+  estimates (restricted likelihood; prior: 0.2 on τ = 0, the rest uniform), and a chunk's
+  (a, b) gets the resulting scale-mixture priors, tabulated on grids;
+- **bin-specific deviation** (a logit standard deviation): the periods' residual spread beyond
+  the common shift and the binomial noise (method of moments);
+- **bin-count spread**: how unlike each other the periods' score distributions are, the yardstick
+  of the per-chunk shift diagnostic.
+
+The core (``_core.labelfree_estimate``) takes the result and, per chunk, updates δ and each
+bin's rate with the labels already known.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Drift", "learn_drift", "shift_diagnostic"]
+
+#: Points of the shift and tilt grids (equally spaced; the core smooths each over its step).
+_SHIFT_GRID = 61
+_TILT_GRID = 31
+#: Prior of a bin's within-bin slope (positive rate per unit of score): normal around 1 (a
+#: calibrated score) with sd 1, so that a bin whose scores barely vary keeps a sane slope.
+_SLOPE_PRIOR = (1.0, 1.0)
+#: Points of the grid of τ (the sd of the common shift) for its posterior.
+_TAU_GRID = 400
+#: The largest τ considered (logit): beyond ±2 a bin's rate moves from 0.5 to 0.88.
+_TAU_MAX = 2.0
+#: Prior probability that the reference periods do not move at all (τ = 0).
+_STABLE = 0.2
+
+
+@dataclass(frozen=True)
+class Drift:
+    """Fitted drift: per bin the within-bin slope, its standard error and the reference mean
+    score; the grids and prior log-densities of a period's shift and tilt, the centre of the
+    tilt; the bin-specific sd; posterior mean sds of shift and tilt (for reports); the periods'
+    bin-count spread."""
+
+    slope: np.ndarray
+    slope_se: np.ndarray
+    ref_mean: np.ndarray
+    shift: np.ndarray
+    shift_log_prior: np.ndarray
+    tilt: np.ndarray
+    tilt_log_prior: np.ndarray
+    centre: float
+    bin_sd: float
+    shift_sd: float
+    tilt_sd: float
+    count_dispersion: float
+    n_periods: int
+
+    def core_args(self) -> tuple[Any, ...]:
+        return (
+            (self.shift, self.shift_log_prior),
+            (self.tilt, self.tilt_log_prior),
+            self.centre,
+            self.bin_sd,
+            self.slope,
+            self.slope_se,
+            self.ref_mean,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in self.__dict__.items():
+            if isinstance(value, np.ndarray):
+                out[key] = [x if math.isfinite(x) else None for x in value.tolist()]
+            else:
+                out[key] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Drift:
+        values: dict[str, Any] = {}
+        for key, kind in cls.__annotations__.items():
+            item = data[key]
+            if kind == "np.ndarray":
+                values[key] = np.array(
+                    [-np.inf if x is None else float(x) for x in item], dtype=np.float64
+                )
+            else:
+                values[key] = int(item) if kind == "int" else float(item)
+        return cls(**values)
+
+
+def _bin_sums(
+    bins: np.ndarray, k: int, scores: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """Per bin: rows, positives, score sum, score square sum, score x label sum."""
+    weight = pos + neg
+    return (
+        np.bincount(bins, weight, k),
+        np.bincount(bins, pos, k),
+        np.bincount(bins, weight * scores, k),
+        np.bincount(bins, weight * scores * scores, k),
+        np.bincount(bins, pos * scores, k),
+    )
+
+
+def _slopes(
+    n: np.ndarray, x: np.ndarray, s1: np.ndarray, s2: np.ndarray, sxy: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Slope of the label on the score per bin (least squares, shrunk towards the prior), its
+    posterior standard error, and the mean score."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_s = np.where(n > 0, s1 / n, 0.0)
+        rate = np.where(n > 0, x / n, 0.0)
+        sxx = s2 - n * mean_s * mean_s
+        cov = sxy - n * mean_s * rate
+        # Scores that barely vary in a bin (ties, or one distinct value) say nothing about a
+        # slope: no adjustment there.
+        varies = sxx > 1e-10 * np.maximum(n, 1.0)
+        raw = np.where(varies, cov / sxx, 0.0)
+        # Precision of the raw slope: Sxx / (p (1 - p)); combined with the prior's.
+        precision = np.where(varies, sxx / np.maximum(rate * (1 - rate), 1e-12), 0.0)
+    centre, sd = _SLOPE_PRIOR
+    prior = 1.0 / sd**2
+    slope = (raw * precision + centre * prior) / (precision + prior)
+    se = 1.0 / np.sqrt(precision + prior)
+    return slope, se, mean_s
+
+
+def _tau_posterior(shift: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior of a random effect's sd τ on a grid, from the periods' estimates (with their
+    noise variances): restricted likelihood of δ̂_b ~ N(δ̄, u_b + τ²)."""
+    tau = np.linspace(0.0, _TAU_MAX, _TAU_GRID)
+    var = noise[None, :] + tau[:, None] ** 2
+    w = 1.0 / var
+    mean = (w * shift).sum(axis=1) / w.sum(axis=1)
+    log_lik = -0.5 * (
+        np.log(var).sum(axis=1)
+        + np.log(w.sum(axis=1))
+        + (w * (shift[None, :] - mean[:, None]) ** 2).sum(axis=1)
+    )
+    # Prior: mass _STABLE on τ = 0 (no movement between periods, an ordinary hypothesis
+    # for a stable process), the other half uniform on (0, τ_max]. Without the point mass, a
+    # stable reference still leaves τ a posterior away from 0 and every interval too wide.
+    prior = np.full(tau.shape[0], (1 - _STABLE) / (tau.shape[0] - 1))
+    prior[0] = _STABLE
+    weight = prior * np.exp(log_lik - log_lik.max())
+    return tau, weight / weight.sum()
+
+
+def _effect_prior(
+    tau: np.ndarray, weight: np.ndarray, n_periods: int, points: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A new period's random effect: a scale mixture of normals over τ's posterior, tabulated
+    on an equally spaced grid. It is measured from the reference's average, itself uncertain by
+    τ²/B: hence the factor 1 + 1/B."""
+    scale = tau * math.sqrt(1.0 + 1.0 / n_periods)
+    # Grid wide enough for the heaviest plausible τ (its 99.9% point), and never narrower than
+    # ±0.5 so that known labels can still move a chunk when the reference was perfectly stable.
+    cumulative = np.cumsum(weight)
+    upper = scale[min(int(np.searchsorted(cumulative, 0.999)), scale.shape[0] - 1)]
+    half = max(6.0 * upper, 0.5)
+    delta = np.linspace(-half, half, points)
+    step = delta[1] - delta[0]
+    # A normal narrower than the grid step is a point mass at the nearest grid point.
+    sd = np.maximum(scale, step / 2)
+    density = (
+        weight[:, None] / sd[:, None] * np.exp(-0.5 * (delta[None, :] / sd[:, None]) ** 2)
+    ).sum(axis=0)
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(density / density.max())
+    return delta, log_prior
+
+
+def learn_drift(
+    edges: np.ndarray,
+    scores: np.ndarray,
+    pos: np.ndarray,
+    neg: np.ndarray,
+    period: np.ndarray,
+    n_periods: int,
+) -> Drift:
+    """Fit the drift from reference rows or distinct scores: ``scores`` with ``pos`` positives
+    and ``neg`` negatives each (1 and 0 for a row), ``period`` the reference period of each."""
+    k = edges.shape[0] + 1
+    bins = np.searchsorted(edges, scores, side="left")
+    n, x, s1, s2, sxy = _bin_sums(bins, k, scores, pos, neg)
+    slope, slope_se, ref_mean = _slopes(n, x, s1, s2, sxy)
+    rate = (x + 0.5) / (n + 1.0)
+    logits = np.log(rate / (1 - rate))
+    centre = float((n * logits).sum() / max(n.sum(), 1e-300))
+    spread = logits - centre
+
+    # Per period and bin: rows, positives, mean score, expected rate (the reference's, moved
+    # along the within-bin slope).
+    cell = period * k + bins
+    size = n_periods * k
+    pn = np.bincount(cell, pos + neg, size).reshape(n_periods, k)
+    px = np.bincount(cell, pos, size).reshape(n_periods, k)
+    ps = np.bincount(cell, (pos + neg) * scores, size).reshape(n_periods, k)
+    mean_s = np.where(pn > 0, ps / np.maximum(pn, 1e-300), ref_mean)
+    expected = np.clip(rate + slope * (mean_s - ref_mean), 1e-4, 1 - 1e-4)
+    # One Newton step of logit P(y) = logit(expected) + a + b * spread, per period.
+    w = pn * expected * (1 - expected)
+    residual = px - pn * expected
+    info = np.stack(
+        [
+            np.stack([w.sum(1), (w * spread).sum(1)], -1),
+            np.stack([(w * spread).sum(1), (w * spread**2).sum(1)], -1),
+        ],
+        -2,
+    )
+    periods = (pn > 0).sum(axis=1) >= 2
+    periods &= np.abs(np.linalg.det(info)) > 1e-9 * np.maximum(info[:, 0, 0], 1.0) ** 2
+    if periods.sum() < 3:
+        return _stable(slope, slope_se, ref_mean, centre, pn, n)
+    score = np.stack([residual.sum(1), (residual * spread).sum(1)], -1)
+    inverse = np.linalg.inv(info[periods])
+    effect = np.einsum("pij,pj->pi", inverse, score[periods])
+    shift_grid, shift_weight = _tau_posterior(effect[:, 0], inverse[:, 0, 0])
+    tilt_grid, tilt_weight = _tau_posterior(effect[:, 1], inverse[:, 1, 1])
+    b = int(periods.sum())
+    shift, shift_log_prior = _effect_prior(shift_grid, shift_weight, b, _SHIFT_GRID)
+    tilt, tilt_log_prior = _effect_prior(tilt_grid, tilt_weight, b, _TILT_GRID)
+
+    # Bin-specific deviations beyond the recalibration, on the logit scale (moments).
+    used = (pn > 0) & periods[:, None]
+    full = np.zeros((n_periods, 2))
+    full[periods] = effect
+    moved_logit = np.log(expected / (1 - expected)) + full[:, :1] + full[:, 1:] * spread
+    moved = 1.0 / (1.0 + np.exp(-moved_logit))
+    wm = pn * moved * (1 - moved)
+    z2 = np.where(used, (px - pn * moved) ** 2 / np.maximum(wm, 1e-300), 0.0)
+    n_cells = int(used.sum())
+    dof = n_cells - 2 * b - int(used.any(axis=0).sum()) + 1
+    bin_sd = (
+        math.sqrt(max(0.0, (float(z2[used].sum()) - dof) / (wm[used].sum() * dof / n_cells)))
+        if dof > 0
+        else 0.0
+    )
+    return Drift(
+        slope=slope,
+        slope_se=slope_se,
+        ref_mean=ref_mean,
+        shift=shift,
+        shift_log_prior=shift_log_prior,
+        tilt=tilt,
+        tilt_log_prior=tilt_log_prior,
+        centre=centre,
+        bin_sd=bin_sd,
+        shift_sd=float((shift_grid * shift_weight).sum()),
+        tilt_sd=float((tilt_grid * tilt_weight).sum()),
+        count_dispersion=_count_dispersion(pn[periods], n),
+        n_periods=b,
+    )
+
+
+def _stable(
+    slope: np.ndarray,
+    slope_se: np.ndarray,
+    ref_mean: np.ndarray,
+    centre: float,
+    period_counts: np.ndarray,
+    counts: np.ndarray,
+) -> Drift:
+    """Too few periods to learn a drift: no movement between periods (within-bin slope only)."""
+    point, flat = np.zeros(1), np.zeros(1)
+    return Drift(
+        slope=slope,
+        slope_se=slope_se,
+        ref_mean=ref_mean,
+        shift=point,
+        shift_log_prior=flat,
+        tilt=point,
+        tilt_log_prior=flat,
+        centre=centre,
+        bin_sd=0.0,
+        shift_sd=0.0,
+        tilt_sd=0.0,
+        count_dispersion=_count_dispersion(period_counts, counts),
+        n_periods=int((period_counts.sum(axis=1) > 0).sum()),
+    )
+
+
+def _chi2_statistic(counts: np.ndarray, shares: np.ndarray, reference_rows: float) -> np.ndarray:
+    """Pearson's statistic of each row of bin counts against the reference shares, divided by
+    1 + n / N for the reference's own sampling noise."""
+    total = counts.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = total * shares
+        terms = np.where(expected > 0, (counts - expected) ** 2 / expected, 0.0)
+    out: np.ndarray = terms.sum(axis=-1) / (1.0 + total[..., 0] / reference_rows)
+    return out
+
+
+def _count_dispersion(period_counts: np.ndarray, counts: np.ndarray) -> float:
+    """How much more the periods' bin counts vary than multinomial noise: the mean of the
+    periods' Pearson statistics over their degrees of freedom (at least 1)."""
+    k = int((counts > 0).sum())
+    if period_counts.shape[0] < 2 or k < 2:
+        return 1.0
+    shares = counts / counts.sum()
+    statistic = _chi2_statistic(period_counts, shares, float(counts.sum()))
+    # Each period is part of the pooled reference; its statistic is low by a factor 1 - 1/B.
+    factor = 1.0 - 1.0 / period_counts.shape[0]
+    return float(max(1.0, float(statistic.mean()) / ((k - 1) * factor)))
+
+
+def _chi2_sf(x: float, dof: int) -> float:
+    """Upper tail of the chi-squared distribution (Wilson-Hilferty; enough for a warning)."""
+    if dof <= 0:
+        return 1.0
+    if x <= 0:
+        return 1.0
+    z = ((x / dof) ** (1 / 3) - (1 - 2 / (9 * dof))) / math.sqrt(2 / (9 * dof))
+    return 1.0 - NormalDist().cdf(z)
+
+
+def shift_diagnostic(
+    counts: np.ndarray, reference_counts: np.ndarray, dispersion: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per chunk: the total variation distance between its bin shares and the reference's, and
+    the probability of bin counts at least this unlike the reference had the chunk been one
+    more reference period (Pearson's statistic scaled by the periods' own spread)."""
+    n_ref = float(reference_counts.sum())
+    shares = reference_counts / n_ref
+    total = counts.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tv = 0.5 * np.abs(np.where(total > 0, counts / total, shares) - shares).sum(axis=1)
+    statistic = _chi2_statistic(counts, shares, n_ref) / dispersion
+    dof = int((reference_counts > 0).sum()) - 1
+    p = np.array([_chi2_sf(float(s), dof) for s in statistic])
+    return tv, p

