@@ -26,11 +26,11 @@ mc = pe.evaluate(
 lf = pe.LabelFreeEstimator(metrics=["f1", "roc_auc"]).fit(y, np.clip(s / 1.3, 0, 1))
 lf_pop = lf.estimate(np.clip(s / 1.3, 0, 1), n_chunks=3, n_samples=3_000, rng=6)
 lf_real = lf.estimate(
-    np.clip(s / 1.3, 0, 1), target="realized", chunk_size=2_000, n_samples=2_100, rng=7
+    np.clip(s / 1.3, 0, 1), target="realized", chunk_size=2_000, n_samples=2_100, rng=7, y_true=y
 )
 labelfree = [
     r.posterior(m, c.index) for r in (lf_pop, lf_real) for c in r.chunks for m in r.metrics
-]
+] + [lf_real.realized_posterior(m, c.index) for c in lf_real.chunks for m in lf_real.metrics]
 seg = pe.evaluate_by(
     counts=rng.integers(0, 300, (40, 2, 2)),
     metrics=["f1", "mcc", "recall"],

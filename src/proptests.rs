@@ -137,6 +137,22 @@ proptest! {
     }
 
     #[test]
+    fn chunk_auc_draws_stay_in_the_unit_interval_or_are_nan(
+        rows in proptest::collection::vec((any_f64(), any::<bool>()), 0..60),
+        cut in 0usize..60,
+        bins in 1usize..40,
+    ) {
+        let scores: Vec<f64> = rows.iter().map(|r| r.0).collect();
+        let positive: Vec<bool> = rows.iter().map(|r| r.1).collect();
+        let starts = [0, cut.min(rows.len())];
+        if let Ok(out) = auc::chunk_draws(&scores, &positive, &starts, bins, 20, 3) {
+            prop_assert!(out.iter().all(|v| v.is_nan() || (0.0..=1.0).contains(v)), "{:?}", out);
+        } else {
+            prop_assert!(scores.iter().any(|s| !s.is_finite()));
+        }
+    }
+
+    #[test]
     fn label_free_estimates_stay_in_range(
         reference in proptest::collection::vec((any_f64(), any::<bool>()), 1..80),
         rows in proptest::collection::vec((any_f64(), 0u8..3), 0..80),

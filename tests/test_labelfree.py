@@ -222,6 +222,39 @@ def test_chunks_by_size_count_and_period() -> None:
     json.dumps(monthly.to_dict())
 
 
+def test_with_labels_auc_matches_sklearn_and_the_per_row_bootstrap() -> None:
+    """Each chunk's realized ROC AUC is scikit-learn's, and its with-labels posterior (binned,
+    within-bin order kept) agrees with the exact per-row Bayesian bootstrap, an independent
+    kernel, within Monte Carlo error: continuous, tied and small chunks, and a one-class chunk
+    gets no AUC."""
+    rng = np.random.default_rng(21)
+    ref_scores, ref_labels = _calibrated(rng, 5_000)
+    estimator = pe.LabelFreeEstimator(metrics=["roc_auc"]).fit(ref_labels, ref_scores)
+    scores, labels = _calibrated(rng, 4_060)
+    scores[2_000:4_000] = np.round(scores[2_000:4_000], 1)  # coarse: 11 distinct values
+    labels[4_000:4_030] = True  # a chunk of positives only
+    chunks = [(0, 2_000), (2_000, 4_000), (4_030, 4_060), (4_000, 4_030)]
+    n = 20_000
+    for a, b in chunks:
+        y, s = labels[a:b], scores[a:b]
+        out = estimator.estimate(s, y_true=y, n_samples=n, rng=3)
+        post = out.realized_posterior("roc_auc")
+        if y.all():
+            assert post is None
+            assert np.isnan(out.realized("roc_auc"))
+            continue
+        assert post is not None
+        assert out.realized("roc_auc") == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+        _, inverse = np.unique(s, return_inverse=True)
+        exact = pe._core.auc_draws_per_row(
+            inverse.astype(np.uint32), y, np.ones(len(y)), int(inverse.max()) + 1, n, 9
+        )[0]
+        sd = exact.std()
+        assert abs(post.mean() - exact.mean()) < 5 * sd * np.sqrt(2 / n)
+        # sd of a sample sd ~ sd / sqrt(2 n); the ratio of two independent ones: sqrt(1 / n).
+        assert post.std() / sd == pytest.approx(1.0, abs=5 / np.sqrt(n))
+
+
 def test_chunks_are_drawn_independently_and_reproducibly() -> None:
     rng = np.random.default_rng(8)
     ref_scores, ref_labels = _calibrated(rng, 5_000)

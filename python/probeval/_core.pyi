@@ -10,6 +10,7 @@ __all__ = [
     "MAX_OUTPUT",
     "MAX_SHAPE",
     "MIN_POSITIVE_SHAPE",
+    "auc_chunk_draws",
     "auc_draws",
     "auc_draws_per_row",
     "auc_point",
@@ -149,6 +150,14 @@ def auc_draws(
     seed: int,
     want_auc: bool,
     want_ap: bool,
+) -> npt.NDArray[np.float64]: ...
+def auc_chunk_draws(
+    scores: npt.NDArray[np.float64],
+    positive: npt.NDArray[np.bool_],
+    starts: list[int],
+    max_bins: int,
+    n_samples: int,
+    seed: int,
 ) -> npt.NDArray[np.float64]: ...
 def auc_draws_per_row(
     bin_of: npt.NDArray[np.uint32],

@@ -47,8 +47,8 @@ mod _core {
     };
     #[pymodule_export]
     use super::scores::{
-        auc_draws, auc_draws_per_row, auc_point, equal_frequency_bins, multiclass_auc_draws,
-        unique_scores,
+        auc_chunk_draws, auc_draws, auc_draws_per_row, auc_point, equal_frequency_bins,
+        multiclass_auc_draws, unique_scores,
     };
 
     #[pymodule_init]

@@ -88,6 +88,25 @@ pub(super) fn auc_draws<'py>(
     shaped(py, out, [rows, n_samples])
 }
 
+/// With-labels ROC AUC draws of many chunks at once (rows in `starts` order; NaN rows for a
+/// chunk with one class); shape (chunks, n).
+#[pyfunction]
+pub(super) fn auc_chunk_draws<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    positive: PyReadonlyArray1<'py, bool>,
+    starts: Vec<usize>,
+    max_bins: usize,
+    n_samples: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (scores, positive) = (flat(&scores), flat(&positive));
+    let out = run(py, || {
+        auc::chunk_draws(&scores, &positive, &starts, max_bins, n_samples, seed)
+    })?;
+    shaped(py, out, [starts.len(), n_samples])
+}
+
 /// Exact per-row Bayesian-bootstrap draws of (AUC, AP); shape (2, n).
 #[pyfunction]
 pub(super) fn auc_draws_per_row<'py>(

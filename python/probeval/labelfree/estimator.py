@@ -75,6 +75,11 @@ _FORMAT = "probeval.LabelFreeEstimator/2"
 #: Default reference periods when ``fit`` is not told: consecutive blocks of about this many
 #: rows (a typical monitoring chunk), at least 5 and at most 20 of them.
 _PERIOD_ROWS = 1_000
+#: Bins per chunk of the with-labels ROC AUC posterior. Pairs inside a bin keep their observed
+#: concordance, so the point is exact and the spread lost is ~1 / (12 · bins²) of the per-row
+#: Bayesian bootstrap's: at 32 the two agree within Monte Carlo error (sd ratios 0.99 to 1.01 on
+#: simulated, tied and real chunks of 40 to 5,000 rows) at a sixtieth of the cost of 2,048 bins.
+_REALIZED_AUC_BINS = 32
 
 
 def _choice(name: str, value: Any, options: Sequence[str]) -> str:
@@ -455,6 +460,12 @@ class LabelFreeEstimator:
         )
         diagnostics = self._diagnostics(stats, calibration, drift)
         names = binary + (["roc_auc"] if want_auc else [])
+        positive = None if truth is None else self._positive(truth)
+        auc_draws = None
+        if positive is not None and want_auc:
+            auc_draws = _core.auc_chunk_draws(
+                arranged, positive[order], starts, _REALIZED_AUC_BINS, n, derive(seed, 3)
+            )
         results = []
         for chunk in chunks:
             estimates = {
@@ -466,10 +477,15 @@ class LabelFreeEstimator:
                 for row, name in enumerate(names)
             }
             realized: dict[str, tuple[float, Posterior | None]] = {}
-            if truth is not None:
+            if positive is not None:
+                labels, chunk_scores = positive[chunk.rows], scores[chunk.rows]
                 realized = self._realized(
-                    truth[chunk.rows], scores[chunk.rows], names, n, seed, chunk.index, beta, zd
+                    labels, chunk_scores, binary, n, seed, chunk.index, beta, zd
                 )
+                if auc_draws is not None:
+                    realized["roc_auc"] = _realized_auc(
+                        labels, chunk_scores, auc_draws[chunk.index]
+                    )
             results.append(_ChunkResult(chunk, estimates, realized))
         return LabelFreeEstimate(
             results,
@@ -551,30 +567,34 @@ class LabelFreeEstimator:
             result["roc_auc"] = summary.posterior("roc_auc", n_samples=n, rng=derive(seed, 1))
         return result
 
+    def _positive(self, truth: np.ndarray) -> np.ndarray:
+        """Labels as positive (True) / negative, in the reference's classes."""
+        labels = self._state()["labels"]
+        unknown = [c for c in observed_classes(truth) if c not in labels]
+        if unknown:
+            raise ValueError(
+                f"y_true contains classes {unknown!r} that the reference did not have ({labels!r})"
+            )
+        positive: np.ndarray = encode(truth, labels) == 1
+        return positive
+
     def _realized(
         self,
-        truth: np.ndarray,
+        positive: np.ndarray,
         scores: np.ndarray,
-        names: list[str],
+        binary: list[str],
         n: int,
         seed: int,
         chunk: int,
         beta: float,
         zd: float,
     ) -> dict[str, tuple[float, Posterior | None]]:
-        """Realized value and with-labels posterior of each metric on one chunk."""
-        state = self._state()
-        labels = state["labels"]
-        unknown = [c for c in observed_classes(truth) if c not in labels]
-        if unknown:
-            raise ValueError(
-                f"y_true contains classes {unknown!r} that the reference did not have ({labels!r})"
-            )
-        positive = (encode(truth, labels) == 1).astype(np.int64)
-        confusion = ConfusionMatrix.from_scores(positive, scores, threshold=self.threshold)
+        """Realized value and with-labels posterior of each binary metric on one chunk."""
         out: dict[str, tuple[float, Posterior | None]] = {}
-        binary = [m for m in names if m != "roc_auc"]
         if binary:
+            confusion = ConfusionMatrix.from_scores(
+                positive.astype(np.int64), scores, threshold=self.threshold
+            )
             posts = confusion._posteriors(
                 [confusion._spec(m) for m in binary],
                 prior=_uniform_prior(),
@@ -586,13 +606,6 @@ class LabelFreeEstimator:
             )
             for name in binary:
                 out[name] = (posts[name].observed, posts[name])
-        if "roc_auc" in names:
-            summary = ScoreSummary.from_scores(positive, scores)
-            if summary.n_positives > 0 and summary.n_negatives > 0:
-                post = summary.posterior(n_samples=n, rng=derive(seed, 3 + 2 * chunk))
-                out["roc_auc"] = (post.observed, post)
-            else:
-                out["roc_auc"] = (math.nan, None)  # one class in the chunk: undefined
         return out
 
     # ------------------------------------------------------------------ persistence
@@ -761,6 +774,19 @@ def _known_labels(values: Any, labels: list[Any]) -> np.ndarray:
             )
         out[~missing] = encode(checked, labels).astype(np.float64)
     return out
+
+
+def _realized_auc(
+    positive: np.ndarray, scores: np.ndarray, draws: np.ndarray
+) -> tuple[float, Posterior | None]:
+    """A chunk's measured ROC AUC and its with-labels posterior (``draws`` from
+    ``_core.auc_chunk_draws``); NaN and None when the chunk has one class only."""
+    if np.isnan(draws[0]):
+        return (math.nan, None)
+    _, pos, neg = _core.unique_scores(np.ascontiguousarray(scores), positive)
+    observed = _core.auc_point(pos, neg)[0]
+    post = Posterior("roc_auc", samples=draws, observed=observed, bounds=(0.0, 1.0))
+    return (observed, post)
 
 
 def _uniform_prior() -> Any:
