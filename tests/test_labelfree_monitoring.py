@@ -203,12 +203,20 @@ def test_shift_diagnostic_flags_a_chunk_unlike_the_reference() -> None:
         np.concatenate([stream.scores[:CHUNK], shifted]), chunk_size=CHUNK, rng=1
     )
     same, moved = result.diagnostics(0), result.diagnostics(1)
-    print(same, moved)
     assert same["score_shift_p"] > 0.001
     assert moved["score_shift_p"] < 1e-6
     assert moved["score_shift"] > 3 * same["score_shift"]
     assert "diagnostics" in result.to_dict()["chunks"][1]
     assert "score_shift_p" in result.summary().columns
+    assert result.score_shift_alerts() == [1]
+    assert result.score_shift_alerts(p=1 - 1e-12) == [0, 1]
+    with pytest.raises(ValueError, match="p must be strictly between 0 and 1, got 0"):
+        result.score_shift_alerts(p=0)
+    # The chunks plot shades the shifted chunk.
+    pytest.importorskip("matplotlib")
+    axes = pe.plot.chunks(result, "f1")
+    labels = axes.get_legend_handles_labels()[1]
+    assert "scores unlike reference (p < 0.001)" in labels
 
 
 def test_drift_is_learned_from_periods_and_saved(tmp_path: Any) -> None:

@@ -341,7 +341,7 @@ def _compare(args: argparse.Namespace) -> Output:
 
 
 def _estimate(args: argparse.Namespace) -> Output:
-    from probeval.labelfree.estimator import LabelFreeEstimator, has_missing
+    from probeval.labelfree.estimator import SCORE_SHIFT_ALERT, LabelFreeEstimator, has_missing
 
     progress = Progress(4)
     reference = read_table(args.reference)
@@ -399,17 +399,13 @@ def _estimate(args: argparse.Namespace) -> Output:
             "\nnote: realized values scatter around the population estimate beyond its HDI by "
             "design; compare them with --target realized"
         )
-    unlike = [
-        str(chunk.key)
-        for chunk in result.chunks
-        if result.diagnostics(chunk.index)["score_shift_p"] < 0.001
-    ]
+    unlike = [str(result.chunks[i].key) for i in result.score_shift_alerts()]
     if unlike:
         notes.append(
             f"\nwarning: the scores of chunk(s) {', '.join(unlike[:10])}"
             f"{' ...' if len(unlike) > 10 else ''} are unlike anything the reference periods "
-            "showed (score_shift_p < 0.001): the drift learned there may not hold; label a "
-            "sample of those rows (partial labels) before trusting these estimates"
+            f"showed (score_shift_p < {SCORE_SHIFT_ALERT:g}): the drift learned there may not "
+            "hold; label a sample of those rows (partial labels) before trusting these estimates"
         )
     settings = _settings(
         args,

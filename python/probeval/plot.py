@@ -228,8 +228,9 @@ def compare(comparison: Comparison, *, ax: Any = None, ci: float = 0.95) -> Axes
 def chunks(result: LabelFreeEstimate, metric: str, *, ax: Any = None) -> Axes:
     """Label-free estimates over chunks: posterior mean and HDI band, the realized values (when
     labels were given), the reference posterior's HDI as a band, and the chunks whose
-    "no worse than reference" decision is "rejected"."""
-    from probeval.labelfree.estimator import LabelFreeEstimate
+    "no worse than reference" decision is "rejected", and shaded, the chunks whose scores are
+    unlike the reference's (see :meth:`LabelFreeEstimate.score_shift_alerts`)."""
+    from probeval.labelfree.estimator import SCORE_SHIFT_ALERT, LabelFreeEstimate
 
     if not isinstance(result, LabelFreeEstimate):
         raise TypeError(f"chunks needs a LabelFreeEstimate, got {describe(result)}")
@@ -263,6 +264,16 @@ def chunks(result: LabelFreeEstimate, metric: str, *, ax: Any = None) -> Axes:
     if alerts:
         axes.plot(
             x[alerts], means[alerts], "x", color=RED, ms=9, mew=2, label="worse than reference"
+        )
+    for n, i in enumerate(result.score_shift_alerts()):
+        # Shade the chunk: its scores are unlike the reference's, so is its estimate's footing.
+        axes.axvspan(
+            i - 0.5,
+            i + 0.5,
+            color=RED,
+            alpha=0.08,
+            lw=0,
+            label=f"scores unlike reference (p < {SCORE_SHIFT_ALERT:g})" if n == 0 else None,
         )
     axes.set_xticks(
         x, keys, rotation=45 if len(keys) > 6 else 0, ha="right" if len(keys) > 6 else "center"

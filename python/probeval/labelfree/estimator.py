@@ -46,6 +46,7 @@ from probeval._util.validation import (
     check_beta,
     check_ci,
     check_n_samples,
+    check_open_unit,
     check_same_length,
     check_threshold,
     check_zero_division,
@@ -75,6 +76,9 @@ _FORMAT = "probeval.LabelFreeEstimator/2"
 #: Default reference periods when ``fit`` is not told: consecutive blocks of about this many
 #: rows (a typical monitoring chunk), at least 5 and at most 20 of them.
 _PERIOD_ROWS = 1_000
+#: Below this ``score_shift_p`` a chunk's scores are unlike anything the reference periods showed
+#: (CLI warning, chunks plot): with 50 chunks a stable stream raises one by chance every 20 runs.
+SCORE_SHIFT_ALERT = 1e-3
 #: Bins per chunk of the with-labels ROC AUC posterior. Pairs inside a bin keep their observed
 #: concordance, so the point is exact and the spread lost is ~1 / (12 · bins²) of the per-row
 #: Bayesian bootstrap's: at 32 the two agree within Monte Carlo error (sd ratios 0.99 to 1.01 on
@@ -885,6 +889,13 @@ class LabelFreeEstimate:
         """
         index = self._result(chunk).chunk.index
         return {key: float(values[index]) for key, values in self._diagnostics.items()}
+
+    def score_shift_alerts(self, p: float = SCORE_SHIFT_ALERT) -> list[int]:
+        """Indices of the chunks whose ``score_shift_p`` (see :meth:`diagnostics`) is below
+        ``p``: scores unlike the reference periods', where the estimate deserves a labelled
+        sample before it is trusted."""
+        p = check_open_unit("p", p)
+        return [int(i) for i in np.flatnonzero(self._diagnostics["score_shift_p"] < p)]
 
     def _result(self, chunk: Any) -> _ChunkResult:
         if isinstance(chunk, (bool, np.bool_)):
