@@ -449,7 +449,27 @@ impl Drift {
     /// A chunk's model: per bin the logit offset and the logit standard deviation of its own
     /// deviation, and the cumulative posterior of (a, b) over the grid (b varying fastest)
     /// given the chunk's labels.
-    pub fn chunk_model(&self, cal: &Calibration, stats: &ChunkStats) -> ChunkModel {
+    /// Per bin, how far to move the reference rate's logit so that averaging over a new
+    /// period's recalibration (a, b) gives the reference rate back: the reference rate is the
+    /// average over its periods, not the median period's. Solved once per estimate at the
+    /// reference rates (a chunk's within-bin offset is small beside it).
+    pub fn centre_shifts(&self, cal: &Calibration) -> Vec<f64> {
+        let prior = self.prior_points();
+        (0..cal.n_bins())
+            .map(|i| {
+                let r = (cal.pos[i] + 1.0) / (cal.pos[i] + cal.neg[i] + 2.0);
+                mean_preserving_logit(r, &prior, logit(r) - self.centre) - logit(r)
+            })
+            .collect()
+    }
+
+    /// `centre_shift` comes from [`Drift::centre_shifts`].
+    pub fn chunk_model(
+        &self,
+        cal: &Calibration,
+        stats: &ChunkStats,
+        centre_shift: &[f64],
+    ) -> ChunkModel {
         let k = cal.n_bins();
         let mut offset = vec![0.0; k];
         let mut sd = vec![self.bin_sd; k];
@@ -470,6 +490,9 @@ impl Drift {
                 let se = self.slope_se[i] * moved / v;
                 sd[i] = (self.bin_sd * self.bin_sd + se * se).sqrt();
             }
+        }
+        for (o, shift) in offset.iter_mut().zip(centre_shift) {
+            *o += shift;
         }
         let (ga, gb) = (self.shift.values.len(), self.tilt.values.len());
         let mut log_post = Vec::with_capacity(ga * gb);
@@ -506,6 +529,31 @@ impl Drift {
         ChunkModel { offset, sd, cdf }
     }
 
+    /// The prior's (a, b) points with their probabilities, dropping those below 1e-12 of the
+    /// total (they cannot move an average).
+    fn prior_points(&self) -> Vec<(f64, f64, f64)> {
+        let weights = |g: &Grid| -> Vec<f64> {
+            let top = g
+                .log_prior
+                .iter()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max);
+            let w: Vec<f64> = g.log_prior.iter().map(|p| (p - top).exp()).collect();
+            let total: f64 = w.iter().sum();
+            w.into_iter().map(|v| v / total).collect()
+        };
+        let (wa, wb) = (weights(&self.shift), weights(&self.tilt));
+        let mut points = Vec::new();
+        for (a, pa) in self.shift.values.iter().zip(&wa) {
+            for (b, pb) in self.tilt.values.iter().zip(&wb) {
+                if pa * pb > 1e-12 {
+                    points.push((*a, *b, pa * pb));
+                }
+            }
+        }
+        points
+    }
+
     /// Posterior mean and standard deviation of the common shift a in a chunk's model.
     pub fn shift_posterior(&self, model: &ChunkModel) -> (f64, f64) {
         let gb = self.tilt.values.len();
@@ -533,6 +581,38 @@ pub struct ChunkModel {
     pub sd: Vec<f64>,
     /// Cumulative posterior probabilities of the drift grid points.
     pub cdf: Vec<f64>,
+}
+
+/// The logit m whose rate, averaged over the recalibrations `points` (a, b, probability) at
+/// distance `spread` from the centre, is `target`: Σ w expit(m + a + b spread) = target. The
+/// average is increasing in m, so Newton steps kept inside a shrinking bracket converge.
+fn mean_preserving_logit(target: f64, points: &[(f64, f64, f64)], spread: f64) -> f64 {
+    let start = logit(target.clamp(1e-12, 1.0 - 1e-12));
+    let (mut low, mut high) = (start - 40.0, start + 40.0);
+    let mut m = start;
+    for _ in 0..100 {
+        let (mut value, mut slope) = (-target, 0.0);
+        for &(a, b, w) in points {
+            let e = expit(m + a + b * spread);
+            value += w * e;
+            slope += w * e * (1.0 - e);
+        }
+        if value > 0.0 {
+            high = m;
+        } else {
+            low = m;
+        }
+        if value.abs() <= (1e-13 * target.min(1.0 - target)).max(1e-16) || high - low < 1e-13 {
+            break;
+        }
+        let next = m - value / slope;
+        m = if slope > 0.0 && next > low && next < high {
+            next
+        } else {
+            0.5 * (low + high)
+        };
+    }
+    m
 }
 
 #[inline]
@@ -791,13 +871,15 @@ pub fn estimate(
     if chunks.is_empty() {
         return Ok(out);
     }
+    let drift = drift.filter(|_| settings.mode == Mode::Reference);
     let job = Job {
         cal,
         predicted: &predicted,
         metrics,
         settings,
         shared: shared.as_deref(),
-        drift: drift.filter(|_| settings.mode == Mode::Reference),
+        drift,
+        centre_shift: drift.map_or_else(Vec::new, |d| d.centre_shifts(cal)),
         n_draws,
     };
     let chunk_seeds: Vec<u64> = (0..chunks.len() as u64).map(|c| fork(seed, c)).collect();
@@ -851,6 +933,8 @@ struct Job<'a> {
     shared: Option<&'a [f64]>,
     /// Between-period drift of the calibration (reference calibration only).
     drift: Option<&'a Drift>,
+    /// [`Drift::centre_shifts`] of the drift (empty without one).
+    centre_shift: Vec<f64>,
     n_draws: usize,
 }
 
@@ -874,7 +958,9 @@ impl Job<'_> {
                 (stats.counts[i] - stats.labelled_pos[i] - stats.labelled_neg[i]).round() as u64
             })
             .collect();
-        let model = self.drift.map(|drift| drift.chunk_model(self.cal, stats));
+        let model = self
+            .drift
+            .map(|drift| drift.chunk_model(self.cal, stats, &self.centre_shift));
         fill_blocks(out, rows, n_draws, seed, |streams, rows_out| {
             let (mut sw, mut sx, mut sn) =
                 (streams.sampler(0), streams.sampler(1), streams.sampler(2));
@@ -1077,6 +1163,36 @@ mod tests {
         for v in &out {
             assert!((0.0..=1.0).contains(v));
         }
+    }
+
+    #[test]
+    fn mean_preserving_logit_gives_back_the_average_rate() {
+        // A skewed three-point recalibration and a symmetric wide one, at rates from tiny to
+        // near one, on both sides of the centre.
+        let skewed = [(-1.5, 0.2, 0.2), (0.0, -0.1, 0.5), (0.8, 0.3, 0.3)];
+        let wide = [(-2.0, 0.0, 0.25), (0.0, 0.0, 0.5), (2.0, 0.0, 0.25)];
+        for points in [&skewed[..], &wide[..]] {
+            for target in [1e-9, 0.01, 0.3, 0.5, 0.93, 1.0 - 1e-9] {
+                for spread in [-2.0, 0.0, 1.5] {
+                    let m = mean_preserving_logit(target, points, spread);
+                    let average: f64 = points
+                        .iter()
+                        .map(|&(a, b, w)| w * expit(m + a + b * spread))
+                        .sum();
+                    assert!(
+                        // Relative to the smaller tail, down to the spacing of doubles near 1.
+                        (average - target).abs() <= (1e-10 * target.min(1.0 - target)).max(4e-16),
+                        "{target} {spread}: {average}"
+                    );
+                }
+            }
+        }
+        // Averaging over a symmetric spread pulls rates towards ½: the centre moves out.
+        assert!(mean_preserving_logit(0.9, &wide, 0.0) > logit(0.9));
+        assert!((mean_preserving_logit(0.5, &wide, 0.0)).abs() < 1e-12);
+        // No spread: the rate's own logit.
+        let point = [(0.0, 0.0, 1.0)];
+        assert!((mean_preserving_logit(0.2, &point, 1.0) - logit(0.2)).abs() < 1e-12);
     }
 
     #[test]

@@ -159,11 +159,13 @@ pub(super) fn labelfree_drift_shift<'py>(
     drift.check(cal.n_bins())?;
     let chunks = chunk_inputs(&stats, cal.n_bins())?;
     let out: Vec<f64> = run(py, || {
+        let centre_shift = drift.centre_shifts(&cal);
         Ok::<_, crate::Error>(
             chunks
                 .iter()
                 .flat_map(|c| {
-                    let (mean, sd) = drift.shift_posterior(&drift.chunk_model(&cal, c));
+                    let (mean, sd) =
+                        drift.shift_posterior(&drift.chunk_model(&cal, c, &centre_shift));
                     [mean, sd]
                 })
                 .collect(),

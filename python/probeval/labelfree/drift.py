@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Drift", "learn_drift", "shift_diagnostic"]
+__all__ = ["Drift", "learn_drift", "merge_periods", "period_sums", "shift_diagnostic"]
 
 #: Points of the shift and tilt grids (equally spaced; the core smooths each over its step).
-_SHIFT_GRID = 61
-_TILT_GRID = 31
+_SHIFT_GRID = 161
+_TILT_GRID = 41
 #: Prior of a bin's within-bin slope (positive rate per unit of score): normal around 1 (a
 #: calibrated score) with sd 1, so that a bin whose scores barely vary keeps a sane slope.
 _SLOPE_PRIOR = (1.0, 1.0)
@@ -103,18 +103,31 @@ class Drift:
         return cls(**values)
 
 
-def _bin_sums(
-    bins: np.ndarray, k: int, scores: np.ndarray, pos: np.ndarray, neg: np.ndarray
-) -> tuple[np.ndarray, ...]:
-    """Per bin: rows, positives, score sum, score square sum, score x label sum."""
+def period_sums(
+    edges: np.ndarray,
+    scores: np.ndarray,
+    pos: np.ndarray,
+    neg: np.ndarray,
+    period: np.ndarray,
+    n_periods: int,
+) -> np.ndarray:
+    """What the drift is learned from, per reference period and bin: rows, positives, score
+    sum, score square sum and score x positives sum; shape (periods, bins, 5). From rows or
+    distinct scores: ``scores`` with ``pos`` positives and ``neg`` negatives each (1 and 0 for
+    a row), ``period`` the reference period of each."""
+    k = edges.shape[0] + 1
+    cell = period * k + np.searchsorted(edges, scores, side="left")
+    size = n_periods * k
     weight = pos + neg
-    return (
-        np.bincount(bins, weight, k),
-        np.bincount(bins, pos, k),
-        np.bincount(bins, weight * scores, k),
-        np.bincount(bins, weight * scores * scores, k),
-        np.bincount(bins, pos * scores, k),
-    )
+    parts = [weight, pos, weight * scores, weight * scores * scores, pos * scores]
+    return np.stack([np.bincount(cell, p, size).reshape(n_periods, k) for p in parts], axis=-1)
+
+
+def merge_periods(sums: np.ndarray, groups: int) -> np.ndarray:
+    """Consecutive periods added up into ``groups`` nearly equal groups (drift at a coarser
+    time scale: that of the chunks to estimate)."""
+    parts = np.array_split(np.arange(sums.shape[0]), groups)
+    return np.stack([sums[part].sum(axis=0) for part in parts])
 
 
 def _slopes(
@@ -185,19 +198,10 @@ def _effect_prior(
     return delta, log_prior
 
 
-def learn_drift(
-    edges: np.ndarray,
-    scores: np.ndarray,
-    pos: np.ndarray,
-    neg: np.ndarray,
-    period: np.ndarray,
-    n_periods: int,
-) -> Drift:
-    """Fit the drift from reference rows or distinct scores: ``scores`` with ``pos`` positives
-    and ``neg`` negatives each (1 and 0 for a row), ``period`` the reference period of each."""
-    k = edges.shape[0] + 1
-    bins = np.searchsorted(edges, scores, side="left")
-    n, x, s1, s2, sxy = _bin_sums(bins, k, scores, pos, neg)
+def learn_drift(sums: np.ndarray) -> Drift:
+    """Fit the drift from the reference's :func:`period_sums`."""
+    n_periods = sums.shape[0]
+    n, x, s1, s2, sxy = sums.sum(axis=0).T
     slope, slope_se, ref_mean = _slopes(n, x, s1, s2, sxy)
     rate = (x + 0.5) / (n + 1.0)
     logits = np.log(rate / (1 - rate))
@@ -206,11 +210,7 @@ def learn_drift(
 
     # Per period and bin: rows, positives, mean score, expected rate (the reference's, moved
     # along the within-bin slope).
-    cell = period * k + bins
-    size = n_periods * k
-    pn = np.bincount(cell, pos + neg, size).reshape(n_periods, k)
-    px = np.bincount(cell, pos, size).reshape(n_periods, k)
-    ps = np.bincount(cell, (pos + neg) * scores, size).reshape(n_periods, k)
+    pn, px, ps = sums[..., 0], sums[..., 1], sums[..., 2]
     mean_s = np.where(pn > 0, ps / np.maximum(pn, 1e-300), ref_mean)
     expected = np.clip(rate + slope * (mean_s - ref_mean), 1e-4, 1 - 1e-4)
     # One Newton step of logit P(y) = logit(expected) + a + b * spread, per period.

@@ -57,7 +57,13 @@ from probeval.base.posterior import Posterior
 from probeval.base.priors import resolve_prior
 from probeval.compare.decisions import Decision, decide
 from probeval.labelfree.chunking import Chunk, make_chunks
-from probeval.labelfree.drift import Drift, learn_drift, shift_diagnostic
+from probeval.labelfree.drift import (
+    Drift,
+    learn_drift,
+    merge_periods,
+    period_sums,
+    shift_diagnostic,
+)
 from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.scores import ScoreSummary
 
@@ -74,8 +80,12 @@ DEFAULT_METRICS = (*DEFAULT_BINARY, "roc_auc")
 _REFERENCE_AUC_BINS = 256
 _FORMAT = "probeval.LabelFreeEstimator/2"
 #: Default reference periods when ``fit`` is not told: consecutive blocks of about this many
-#: rows (a typical monitoring chunk), at least 5 and at most 20 of them.
+#: rows, at least 5 and at most 200 of them. ``estimate`` adds them up into windows the size of
+#: its chunks, so that the drift it allows for is the drift between chunk-sized stretches of time.
 _PERIOD_ROWS = 1_000
+_MAX_BLOCKS = 200
+#: Fewer windows than this cannot say how much the calibration moves between them.
+_MIN_WINDOWS = 5
 #: Below this ``score_shift_p`` a chunk's scores are unlike anything the reference periods showed
 #: (CLI warning, chunks plot): with 50 chunks a stable stream raises one by chance every 20 runs.
 SCORE_SHIFT_ALERT = 1e-3
@@ -201,8 +211,11 @@ class LabelFreeEstimator:
         periods : int, array-like or column name, optional
             The reference's periods, from which the drift of the calibration is learned: a
             period label per row (e.g. the month), or a number of consecutive blocks of rows.
-            Default: consecutive blocks of about 5,000 rows (5 to 20 of them) — rows are taken
-            to be in time order. Shuffled reference rows show no drift.
+            Default: consecutive blocks of about 1,000 rows (5 to 200 of them), which
+            :meth:`estimate` adds up into stretches as long as its chunks (at least 5), so that
+            the drift allowed for is the drift between chunk-sized windows. Rows are taken to
+            be in time order; shuffled reference rows show no drift. Declared periods are used
+            as they are, whatever the chunk size.
         """
         if is_frame(data):
             columns = resolve(data, y_true=y_true, y_score=y_score, periods=periods)
@@ -227,7 +240,7 @@ class LabelFreeEstimator:
         positive = encode(truth, order) == 1
         period, n_periods = _periods(periods, scores.shape[0])
         calibration = _core.labelfree_fit(scores, positive, self.n_bins, self.threshold)
-        drift = learn_drift(
+        sums = period_sums(
             calibration[0],
             scores,
             positive.astype(np.float64),
@@ -240,7 +253,7 @@ class LabelFreeEstimator:
         cells = np.bincount(positive * 2 + (scores > self.threshold), minlength=4)
         values, pos_counts, neg_counts = _core.unique_scores(scores, positive, None)
         summary = ScoreSummary(values, pos_counts, neg_counts, labels=(order[0], order[1]))
-        self._store(calibration, cells.astype(np.float64), summary, drift)
+        self._store(calibration, cells.astype(np.float64), summary, sums, periods is not None)
         return self
 
     def fit_summary(self, summary: Any) -> LabelFreeEstimator:
@@ -265,7 +278,7 @@ class LabelFreeEstimator:
         if values[0] < 0 or values[-1] > 1:
             raise ValueError("reference scores must be probabilities in [0, 1]")
         calibration = _core.labelfree_fit_counts(values, pos, neg, self.n_bins, self.threshold)
-        drift = learn_drift(
+        sums = period_sums(
             calibration[0],
             np.concatenate([p.values for p in parts]),
             np.concatenate([p.positives for p in parts]),
@@ -276,7 +289,7 @@ class LabelFreeEstimator:
         above = values > self.threshold
         # Cells (TN, FP, FN, TP): negatives below / above the threshold, positives likewise.
         cells = np.array([neg[~above].sum(), neg[above].sum(), pos[~above].sum(), pos[above].sum()])
-        self._store(calibration, cells, total, drift)
+        self._store(calibration, cells, total, sums, True)
         return self
 
     def _store(
@@ -284,7 +297,8 @@ class LabelFreeEstimator:
         calibration: tuple[np.ndarray, ...],
         cells: np.ndarray,
         summary: ScoreSummary,
-        drift: Drift,
+        sums: np.ndarray,
+        declared: bool,
     ) -> None:
         edges, pos, neg, concordance, se = calibration
         confusion = ConfusionMatrix._from_matrix(cells.reshape(2, 2), [0, 1], weighted=False)
@@ -297,7 +311,9 @@ class LabelFreeEstimator:
             "concordance_se": se,
             "reference_confusion": confusion,
             "reference_scores": summary.binned(_REFERENCE_AUC_BINS),
-            "drift": drift,
+            "period_sums": sums,
+            "periods_declared": declared,
+            "drift": learn_drift(sums),
         }
 
     @property
@@ -458,11 +474,12 @@ class LabelFreeEstimator:
         binary = [m for m in self.metrics if m != "roc_auc"]
         want_auc = "roc_auc" in self.metrics
         options = (target, self.calibration, self.auc_within_bin == "concordance", want_auc)
-        drift = self._drift_args()
+        drift_model = self._drift_for(chunks)
+        drift = self._drift_args(drift_model)
         draws = _core.labelfree_estimate(
             calibration, stats, binary, options, n, derive(seed, 0), beta, zd, drift
         )
-        diagnostics = self._diagnostics(stats, calibration, drift)
+        diagnostics = self._diagnostics(stats, calibration, drift_model, drift)
         names = binary + (["roc_auc"] if want_auc else [])
         positive = None if truth is None else self._positive(truth)
         auc_draws = None
@@ -503,22 +520,41 @@ class LabelFreeEstimator:
             diagnostics=diagnostics,
         )
 
-    def _drift_args(self) -> tuple[Any, ...] | None:
+    def _drift_for(self, chunks: list[Chunk]) -> Drift:
+        """The drift between stretches of time the size of these chunks (median rows): the
+        declared periods' as they are; default blocks added up into that many rows each."""
+        state = self._state()
+        if state["periods_declared"]:
+            drift: Drift = state["drift"]
+            return drift
+        sums: np.ndarray = state["period_sums"]
+        rows = float(np.median([c.n_rows for c in chunks])) if chunks else 1.0
+        windows = round(float(sums[..., 0].sum()) / max(rows, 1.0))
+        windows = min(max(windows, _MIN_WINDOWS), sums.shape[0])
+        cache: dict[int, Drift] = state.setdefault("drift_cache", {})
+        if windows not in cache:
+            cache[windows] = learn_drift(merge_periods(sums, windows))
+        return cache[windows]
+
+    def _drift_args(self, drift: Drift) -> tuple[Any, ...] | None:
         """The drift model for the core, or None (method "pooled", perfect calibration)."""
         if self.method == "pooled" or self.calibration == "perfect":
             return None
-        drift: Drift = self._state()["drift"]
         return drift.core_args()
 
     def _diagnostics(
-        self, stats: tuple[np.ndarray, ...], calibration: tuple[Any, ...], drift: Any
+        self,
+        stats: tuple[np.ndarray, ...],
+        calibration: tuple[Any, ...],
+        drift_model: Drift,
+        drift: Any,
     ) -> dict[str, np.ndarray]:
         """Per chunk: known labels, how unlike the reference its scores are, and (hierarchical
         method) the posterior of its calibration shift."""
         state = self._state()
         counts = np.asarray(stats[0])
         reference = state["positives"] + state["negatives"]
-        tv, p = shift_diagnostic(counts, reference, state["drift"].count_dispersion)
+        tv, p = shift_diagnostic(counts, reference, drift_model.count_dispersion)
         out = {
             "n_labelled": np.asarray(stats[3]).sum(axis=1) + np.asarray(stats[4]).sum(axis=1),
             "score_shift": tv,
@@ -634,7 +670,8 @@ class LabelFreeEstimator:
             "concordance_se": state["concordance_se"].tolist(),
             "reference_confusion": confusion.counts.tolist(),
             "reference_scores": state["reference_scores"].to_dict(),
-            "drift": state["drift"].to_dict(),
+            "period_sums": state["period_sums"].tolist(),
+            "periods_declared": bool(state["periods_declared"]),
         }
 
     @classmethod
@@ -663,14 +700,23 @@ class LabelFreeEstimator:
             counts = np.asarray(data["reference_confusion"], dtype=np.float64)
             summary = ScoreSummary.from_dict(data["reference_scores"])
             labels = list(data["labels"])
-            drift = Drift.from_dict(data["drift"])
+            sums = np.asarray(data["period_sums"], dtype=np.float64)
+            declared = bool(data["periods_declared"])
         except KeyError as error:
             raise ValueError(f"the saved estimator lacks the key {error.args[0]!r}") from None
+        k = arrays["edges"].shape[0] + 1
+        if sums.ndim != 3 or sums.shape[1:] != (k, 5) or sums.shape[0] < 1:
+            raise ValueError(f"period_sums must have shape (periods, {k}, 5), got {sums.shape}")
+        if not np.all(np.isfinite(sums)):
+            raise ValueError("period_sums must be finite")
+        drift = learn_drift(sums)
         estimator._fitted = {
             "labels": labels,
             **arrays,
             "reference_confusion": ConfusionMatrix(counts, labels=[0, 1]),
             "reference_scores": summary,
+            "period_sums": sums,
+            "periods_declared": declared,
             "drift": drift,
         }
         # Let the core check the calibration once, now rather than at the first estimate.
@@ -701,7 +747,7 @@ class LabelFreeEstimator:
 def _periods(periods: Any, n: int) -> tuple[np.ndarray, int]:
     """The reference period of each row (0, 1, ...) and their number."""
     if periods is None:
-        blocks = min(20, max(5, n // _PERIOD_ROWS))
+        blocks = min(_MAX_BLOCKS, max(5, n // _PERIOD_ROWS))
         return _blocks(n, blocks), blocks
     if isinstance(periods, (bool, np.bool_)):
         raise TypeError(f"periods must be a number of blocks or a label per row, got {periods!r}")
