@@ -12,6 +12,7 @@
 //! q ~ Dirichlet(neg + a) over the occupied bins — exactly the per-row Bayesian bootstrap
 //! aggregated into the bins — and, for average precision, the prevalence π ~ Beta(P + 1, N + 1).
 
+use crate::binning;
 use crate::posterior::{alloc_output, check_draws, fill_blocks};
 use crate::sampling::{Beta, Gamma, Sampler};
 use crate::{Error, Result};
@@ -128,49 +129,35 @@ pub fn binned_draws(
 }
 
 /// Positives, negatives and wins (concordant positive–negative pairs, ties counting ½) inside
-/// each of at most `max_bins` equal-frequency bins of one labelled sample. Tied scores never
-/// straddle bins; `scores` must be finite.
+/// each of at most `max_bins` equal-frequency bins of one labelled sample, from its distinct
+/// scores ([`binning::unique_scores`]): tied scores never straddle bins.
 fn bins_with_wins(
     scores: &[f64],
     positive: &[bool],
     max_bins: usize,
-) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let mut rows: Vec<(f64, bool)> = scores
-        .iter()
-        .copied()
-        .zip(positive.iter().copied())
-        .collect();
-    rows.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-    let n = rows.len();
+) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    let unique = binning::unique_scores(scores, positive, None)?;
+    let n = scores.len();
     let (mut pos, mut neg, mut wins) = (
         vec![0.0; max_bins],
         vec![0.0; max_bins],
         vec![0.0; max_bins],
     );
-    let mut i = 0;
-    while i < n {
-        // A tie group goes to the bin its first row's rank falls in.
-        let bin = (i * max_bins / n).min(max_bins - 1);
-        let (mut tie_pos, mut tie_neg) = (0.0, 0.0);
-        let mut j = i;
-        while j < n && rows[j].0 == rows[i].0 {
-            if rows[j].1 {
-                tie_pos += 1.0;
-            } else {
-                tie_neg += 1.0;
-            }
-            j += 1;
-        }
-        wins[bin] += tie_pos * (neg[bin] + 0.5 * tie_neg);
-        pos[bin] += tie_pos;
-        neg[bin] += tie_neg;
-        i = j;
+    let mut rows_below = 0usize;
+    for (&p, &q) in unique.pos.iter().zip(&unique.neg) {
+        // A distinct score goes to the bin its first row's rank falls in.
+        let bin = (rows_below * max_bins / n).min(max_bins - 1);
+        wins[bin] += p * (neg[bin] + 0.5 * q);
+        pos[bin] += p;
+        neg[bin] += q;
+        rows_below += (p + q) as usize;
     }
-    (pos, neg, wins)
+    Ok((pos, neg, wins))
 }
 
-/// With-labels posterior draws of ROC AUC for many labelled chunks at once: one row of
-/// `n_draws` per chunk (`starts` gives each chunk's first row; NaN when a chunk lacks a class).
+/// With-labels ROC AUC of many labelled chunks at once: each chunk's exact AUC, and its
+/// posterior draws as one row of `n_draws` per chunk (`starts` gives each chunk's first row;
+/// NaN when a chunk lacks a class).
 ///
 /// Each chunk is cut into at most `max_bins` equal-frequency bins; the positives' and
 /// negatives' distributions over the bins are drawn by the Bayesian bootstrap, and pairs
@@ -186,17 +173,11 @@ pub fn chunk_draws(
     max_bins: usize,
     n_draws: usize,
     seed: u64,
-) -> Result<Vec<f64>> {
+) -> Result<(Vec<f64>, Vec<f64>)> {
     if scores.len() != positive.len() {
         return Err(Error::invalid(
             "scores and labels must have the same length",
         ));
-    }
-    if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
-        return Err(Error::invalid(format!(
-            "scores must be finite, found {} at index {i}",
-            scores[i]
-        )));
     }
     if max_bins < 1 {
         return Err(Error::invalid("max_bins must be at least 1"));
@@ -212,10 +193,17 @@ pub fn chunk_draws(
         .par_iter()
         .zip(ends.collect::<Vec<_>>())
         .map(|(&a, b)| {
-            let (pos, neg, wins) = bins_with_wins(&scores[a..b], &positive[a..b], max_bins);
+            let (pos, neg, wins) = bins_with_wins(&scores[a..b], &positive[a..b], max_bins)?;
             let (p, q): (f64, f64) = (pos.iter().sum(), neg.iter().sum());
             if p == 0.0 || q == 0.0 {
                 return Ok(None);
+            }
+            // At the counts themselves: the exact AUC.
+            let mut below = 0.0;
+            let mut exact = 0.0;
+            for k in 0..max_bins {
+                exact += pos[k] * below + wins[k];
+                below += neg[k];
             }
             let concordance: Vec<f64> = (0..max_bins)
                 .map(|k| match pos[k] * neg[k] {
@@ -227,12 +215,17 @@ pub fn chunk_draws(
                 counts.iter().map(|&c| Gamma::new(c)).collect()
             };
             Ok(Some((
+                exact / (p * q),
                 Shares::new(gammas(&pos)?, p),
                 Shares::new(gammas(&neg)?, q),
                 concordance,
             )))
         })
         .collect::<Result<Vec<_>>>()?;
+    let observed = chunks
+        .iter()
+        .map(|c| c.as_ref().map_or(f64::NAN, |c| c.0))
+        .collect();
     let mut out = alloc_output(starts.len() * n_draws);
     fill_blocks(
         &mut out,
@@ -242,7 +235,7 @@ pub fn chunk_draws(
         |streams, rows_out| {
             let (mut p, mut q) = (vec![0.0; max_bins], vec![0.0; max_bins]);
             for (c, (row, chunk)) in rows_out.iter_mut().zip(&chunks).enumerate() {
-                let Some((p_shares, q_shares, concordance)) = chunk else {
+                let Some((_, p_shares, q_shares, concordance)) = chunk else {
                     row.fill(f64::NAN);
                     continue;
                 };
@@ -266,7 +259,7 @@ pub fn chunk_draws(
             }
         },
     );
-    Ok(out)
+    Ok((observed, out))
 }
 
 /// Dirichlet shapes and how to draw them. Below a total shape of 2 every gamma can underflow
@@ -603,7 +596,7 @@ mod tests {
             .collect();
         let positive: Vec<bool> = (0..200u32).map(|i| (i * 53) % 7 < 3 + i % 2).collect();
         for bins in [1, 2, 5, 16, 500] {
-            let (pos, neg, wins) = bins_with_wins(&scores, &positive, bins);
+            let (pos, neg, wins) = bins_with_wins(&scores, &positive, bins).unwrap();
             let (p, q): (f64, f64) = (pos.iter().sum(), neg.iter().sum());
             let mut below = 0.0;
             let mut auc = 0.0;
@@ -639,10 +632,10 @@ mod tests {
                 .unwrap()
                 .install(|| chunk_draws(&scores, &one_class, &starts, 32, 20_000, 3).unwrap())
         };
-        let out = run(1);
+        let (observed, out) = run(1);
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert!(
-            bits(&out) == bits(&run(2)),
+            bits(&out) == bits(&run(2).1),
             "draws depend on the thread count"
         );
         for (c, (a, b)) in [(0, 300), (300, 400)].into_iter().enumerate() {
@@ -650,6 +643,11 @@ mod tests {
             let mean = row.iter().sum::<f64>() / 20_000.0;
             let sd = (row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 20_000.0).sqrt();
             let exact = pairs_auc(&scores[a..b], &one_class[a..b]);
+            assert!(
+                (observed[c] - exact).abs() < 1e-14,
+                "{} vs {exact}",
+                observed[c]
+            );
             // The Bayesian bootstrap's mean sits at the point to O(1 / n); MC error sd / 141.
             assert!(
                 (mean - exact).abs() < 5.0 * sd / 141.0 + 2e-3,
@@ -658,6 +656,7 @@ mod tests {
         }
         // Chunk 2 has positives only; chunk 3 (start 600 = the end) is empty.
         assert!(out[2 * 20_000..].iter().all(|v| v.is_nan()));
+        assert!(observed[2].is_nan() && observed[3].is_nan());
         assert!(chunk_draws(&scores, &positive, &[0, 700], 4, 10, 1).is_err());
         assert!(chunk_draws(&scores, &positive, &[0], 0, 10, 1).is_err());
         assert!(chunk_draws(&[f64::NAN], &[true], &[0], 4, 10, 1).is_err());

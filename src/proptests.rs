@@ -145,8 +145,9 @@ proptest! {
         let scores: Vec<f64> = rows.iter().map(|r| r.0).collect();
         let positive: Vec<bool> = rows.iter().map(|r| r.1).collect();
         let starts = [0, cut.min(rows.len())];
-        if let Ok(out) = auc::chunk_draws(&scores, &positive, &starts, bins, 20, 3) {
-            prop_assert!(out.iter().all(|v| v.is_nan() || (0.0..=1.0).contains(v)), "{:?}", out);
+        if let Ok((observed, out)) = auc::chunk_draws(&scores, &positive, &starts, bins, 20, 3) {
+            let valid = |v: &f64| v.is_nan() || (0.0..=1.0).contains(v);
+            prop_assert!(out.iter().chain(&observed).all(valid), "{:?} {:?}", observed, out);
         } else {
             prop_assert!(scores.iter().any(|s| !s.is_finite()));
         }

@@ -328,6 +328,9 @@ def test_partial_labels_property(
         samples = result.posterior(metric).samples
         assert not np.isnan(samples).any(), metric
     assert result.diagnostics()["n_labelled"] == int(np.sum(~np.isnan(partial)))
+    shift_p = result.diagnostics()["score_shift_p"]
+    assert 0.0 <= shift_p <= 1.0
+    assert result.score_shift_alerts(p=0.5) == ([0] if shift_p < 0.5 else [])
 
 
 def test_scenarios_are_all_exercised() -> None:

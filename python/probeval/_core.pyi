@@ -158,7 +158,7 @@ def auc_chunk_draws(
     max_bins: int,
     n_samples: int,
     seed: int,
-) -> npt.NDArray[np.float64]: ...
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 def auc_draws_per_row(
     bin_of: npt.NDArray[np.uint32],
     positive: npt.NDArray[np.bool_],

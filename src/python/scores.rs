@@ -88,8 +88,11 @@ pub(super) fn auc_draws<'py>(
     shaped(py, out, [rows, n_samples])
 }
 
-/// With-labels ROC AUC draws of many chunks at once (rows in `starts` order; NaN rows for a
-/// chunk with one class); shape (chunks, n).
+/// (exact AUC per chunk, draws per chunk).
+type ChunkAuc<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
+
+/// With-labels ROC AUC of many chunks at once: the exact AUC per chunk, shape (chunks,), and
+/// the draws, shape (chunks, n) (NaN for a chunk with one class).
 #[pyfunction]
 pub(super) fn auc_chunk_draws<'py>(
     py: Python<'py>,
@@ -99,12 +102,15 @@ pub(super) fn auc_chunk_draws<'py>(
     max_bins: usize,
     n_samples: usize,
     seed: u64,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
+) -> PyResult<ChunkAuc<'py>> {
     let (scores, positive) = (flat(&scores), flat(&positive));
-    let out = run(py, || {
+    let (observed, out) = run(py, || {
         auc::chunk_draws(&scores, &positive, &starts, max_bins, n_samples, seed)
     })?;
-    shaped(py, out, [starts.len(), n_samples])
+    Ok((
+        PyArray1::from_vec(py, observed),
+        shaped(py, out, [starts.len(), n_samples])?,
+    ))
 }
 
 /// Exact per-row Bayesian-bootstrap draws of (AUC, AP); shape (2, n).

@@ -482,9 +482,9 @@ class LabelFreeEstimator:
         diagnostics = self._diagnostics(stats, calibration, drift_model, drift)
         names = binary + (["roc_auc"] if want_auc else [])
         positive = None if truth is None else self._positive(truth)
-        auc_draws = None
+        auc_realized = None
         if positive is not None and want_auc:
-            auc_draws = _core.auc_chunk_draws(
+            auc_realized = _core.auc_chunk_draws(
                 arranged, positive[order], starts, _REALIZED_AUC_BINS, n, derive(seed, 3)
             )
         results = []
@@ -503,9 +503,10 @@ class LabelFreeEstimator:
                 realized = self._realized(
                     labels, chunk_scores, binary, n, seed, chunk.index, beta, zd
                 )
-                if auc_draws is not None:
+                if auc_realized is not None:
+                    observed, auc_draws = auc_realized
                     realized["roc_auc"] = _realized_auc(
-                        labels, chunk_scores, auc_draws[chunk.index]
+                        float(observed[chunk.index]), auc_draws[chunk.index]
                     )
             results.append(_ChunkResult(chunk, estimates, realized))
         return LabelFreeEstimate(
@@ -826,15 +827,11 @@ def _known_labels(values: Any, labels: list[Any]) -> np.ndarray:
     return out
 
 
-def _realized_auc(
-    positive: np.ndarray, scores: np.ndarray, draws: np.ndarray
-) -> tuple[float, Posterior | None]:
-    """A chunk's measured ROC AUC and its with-labels posterior (``draws`` from
+def _realized_auc(observed: float, draws: np.ndarray) -> tuple[float, Posterior | None]:
+    """A chunk's measured ROC AUC and its with-labels posterior (both from
     ``_core.auc_chunk_draws``); NaN and None when the chunk has one class only."""
-    if np.isnan(draws[0]):
+    if math.isnan(observed):
         return (math.nan, None)
-    _, pos, neg = _core.unique_scores(np.ascontiguousarray(scores), positive)
-    observed = _core.auc_point(pos, neg)[0]
     post = Posterior("roc_auc", samples=draws, observed=observed, bounds=(0.0, 1.0))
     return (observed, post)
 
