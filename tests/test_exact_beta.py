@@ -181,6 +181,49 @@ def test_hdi_defining_conditions(a: float, b: float) -> None:
         assert high - low <= (eti_high - eti_low) * (1 + 1e-9)
 
 
+#: Shapes just above 1: the density stays high all the way to one boundary, so that end of
+#: the HDI can lie at 1e-130 or beyond the last double (then it is the boundary itself).
+NEAR_FLAT_SHAPES = [
+    (1.0072964425908657, 786602.4543629949),
+    (1.016427184420596, 250743225687.68994),
+    (132929477232.09805, 1.0204655297569774),
+    (1.1327946757668805, 1.1194917946191265),
+    (2.020525436553226, 1.140137643336664),
+    (12204.816761027425, 1.5060800889729715),
+    (1.0 + 1e-9, 5.0),
+    (1.0334238636085333, 1.058988470464292),
+    (1.0149172844696728, 506.46117126680906),
+    (3.0, 11.0),
+]
+
+
+@pytest.mark.parametrize(("a", "b"), NEAR_FLAT_SHAPES)
+def test_hdi_of_nearly_flat_shapes(a: float, b: float) -> None:
+    """The defining conditions against mpmath; an end at the boundary only where the density
+    at the last double before it is still above the other end's."""
+    for ci in (0.5, 0.99, 0.999):
+        low, high = _core.beta_hdi(a, b, ci)
+        below = beta_cdf_mp(a, b, low)[0] if low > 0 else 0.0
+        above = beta_cdf_mp(a, b, high)[1] if high < 1 else 0.0
+        slack = 1e-10 + float(
+            _resolution(np.array([high]), a, b)[0] + _resolution(np.array([low]), a, b)[0]
+        )
+        assert abs(1.0 - below - above - ci) < slack, (a, b, ci, low, high)
+        if low == 0.0:
+            assert beta_logpdf_mp(a, b, np.nextafter(0.0, 1.0)) >= beta_logpdf_mp(a, b, high)
+        elif high == 1.0:
+            assert beta_logpdf_mp(a, b, np.nextafter(1.0, 0.0)) >= beta_logpdf_mp(a, b, low)
+        else:
+            per_ulp = sum(
+                abs((a - 1) / x - (b - 1) / (1 - x)) * float(np.spacing(max(x, 0.5)))
+                for x in (low, high)
+            )
+            log_ratio = beta_logpdf_mp(a, b, low) - beta_logpdf_mp(a, b, high)
+            assert abs(log_ratio) < 1e-9 + 8 * per_ulp, (a, b, ci, low, high)
+        eti_low, eti_high = _core.beta_eti(a, b, ci)
+        assert high - low <= (eti_high - eti_low) * (1 + 1e-9)
+
+
 @pytest.mark.parametrize(
     ("a", "b", "expected"),
     [

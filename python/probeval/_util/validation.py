@@ -35,9 +35,15 @@ def _is_real_number(value: Any) -> bool:
 
 def check_real(name: str, value: Any) -> float:
     """A real scalar (bools and strings are rejected)."""
+    if type(value) is float:
+        # The common case first: the abstract-base-class check below costs a microsecond.
+        return value
     if not _is_real_number(value):
         raise TypeError(f"{name} must be a real number, got {describe(value)}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is too large for a float64, got {describe(value)}") from None
 
 
 def check_finite(name: str, value: Any) -> float:

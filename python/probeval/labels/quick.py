@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from probeval import _core
 from probeval._util.rng import derive, seed_from
 from probeval._util.validation import (
+    MAX_EXACT_COUNT,
     check_beta,
     check_ci,
     check_n_samples,
@@ -39,43 +40,62 @@ __all__ = ["metric_interval", "metric_summary"]
 _ORDER = ("tp", "fp", "tn", "fn")
 
 
-_Cells = tuple[tuple[int, ...], tuple[int, ...]]
+class _Plan(NamedTuple):
+    """What a metric name means for these direct calls, resolved once per name."""
+
+    spec: MetricSpec
+    #: The exact law (None for a sampled metric) and its success and failure cells as indices
+    #: into (tp, fp, tn, fn).
+    law: ExactLaw | None
+    success: tuple[int, ...]
+    failure: tuple[int, ...]
+    #: Pseudo-counts per side: one per cell for a Dirichlet marginal, else one per side.
+    success_prior: int
+    failure_prior: int
+    marginal: bool
+    is_f1: bool
 
 
 @functools.lru_cache(maxsize=256)
-def _plan(metric: str) -> tuple[MetricSpec, ExactLaw | None, _Cells | None]:
-    """The resolved metric, its exact law if any, and that law's success and failure cells
-    (indices into (tp, fp, tn, fn)). Cached: services ask for the same few metrics again and
-    again."""
+def _plan(metric: str) -> _Plan:
+    """Resolve ``metric``. Cached: services ask for the same few metrics again and again."""
     spec = resolve_metric(metric, (0, 1), binary=True)
     if spec.kernel != "binary":
         raise ValueError(f"{metric!r}: use a binary metric name (precision, f1, ...)")
     law = spec.exact_law(2)
-    cells = None if law is None else (_cells(law.success), _cells(law.failure))
-    return spec, law, cells
+    if law is None:
+        return _Plan(spec, None, (), (), 0, 0, False, False)
+    success, failure = _cells(law.success), _cells(law.failure)
+    marginal = law.marginal
+    return _Plan(
+        spec,
+        law,
+        success,
+        failure,
+        len(success) if marginal else 1,
+        len(failure) if marginal else 1,
+        marginal,
+        law.kind == "f1",
+    )
 
 
 def _exact_params(
-    spec: MetricSpec,
-    law: ExactLaw | None,
-    cells: _Cells | None,
-    counts: tuple[float, float, float, float],
-    c: float,
+    plan: _Plan, counts: tuple[float, float, float, float], c: float
 ) -> tuple[float, float] | None:
     """Beta parameters behind the exact posterior, or None when the metric is sampled. A
     proportion adds the prior once per side; the Jaccard index, a Dirichlet marginal, adds it
     once per cell — as :meth:`ConfusionMatrix.posterior` does."""
-    if law is None or cells is None:
+    spec, law, success, failure, success_prior, failure_prior, marginal, _ = plan
+    if law is None:
         return None
-    success, failure = cells
-    if law.marginal:
-        a = sum(counts[i] for i in success) + c * len(success)
-        b = sum(counts[i] for i in failure) + c * len(failure)
-        if not law.admits(a, b):
-            return None
-    else:
-        a = sum(counts[i] for i in success) + c
-        b = sum(counts[i] for i in failure) + c
+    a = c * success_prior
+    for i in success:
+        a += counts[i]
+    b = c * failure_prior
+    for i in failure:
+        b += counts[i]
+    if marginal and not law.admits(a, b):
+        return None
     if a == 0 and b == 0:
         raise ValueError(f"{spec.name}: no data and a zero prior: the posterior is improper")
     return a, b
@@ -86,22 +106,36 @@ def _cells(mask: np.ndarray) -> tuple[int, ...]:
 
 
 def _count(name: str, value: Any) -> float:
-    # Plain ints and floats skip the (slow) numbers.Real check: this is the hot path.
-    number = float(value) if type(value) in (int, float) else check_real(name, value)
+    number = check_real(name, value)
     if not (number >= 0 and number != math.inf):  # also rejects NaN
         raise ValueError(f"{name} must be a finite count >= 0, got {value!r}")
+    if number > MAX_EXACT_COUNT:
+        raise ValueError(f"{name} must be at most 2**53 (exact in float64), got {value!r}")
     return number
 
 
+_PLAIN = (int, float)
+
+
 def _counts(tp: Any, fp: Any, tn: Any, fn: Any) -> tuple[float, float, float, float]:
+    if type(tp) in _PLAIN and type(fp) in _PLAIN and type(tn) in _PLAIN and type(fn) in _PLAIN:
+        # Plain numbers, the hot path, tested together; anything else (or anything wrong) is
+        # checked one by one below for a message that names the culprit.
+        try:
+            counts = float(tp), float(fp), float(tn), float(fn)
+        except OverflowError:
+            counts = (-1.0, 0.0, 0.0, 0.0)
+        if min(counts) >= 0.0 and max(counts) <= MAX_EXACT_COUNT:  # NaN fails both
+            return counts
     return _count("tp", tp), _count("fp", fp), _count("tn", tn), _count("fn", fn)
 
 
 def _prior(prior: Any) -> float:
     value = check_real("prior", prior)
-    if not (math.isfinite(value) and value >= 0):
-        raise ValueError(f"prior must be a finite number >= 0, got {value!r}")
-    check_pseudo_counts("prior", value)
+    if value != 1.0:  # the default needs no further check
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"prior must be a finite number >= 0, got {value!r}")
+        check_pseudo_counts("prior", value)
     return value
 
 
@@ -121,18 +155,19 @@ def metric_interval(
     failures + prior); for jaccard, of its Dirichlet marginal Beta(TP + prior,
     FP + FN + 2 prior); for F1 = 2J / (1 + J), of the same J (exact when both of J's parameters
     are at least 1)."""
-    spec, law, cells = _plan(metric)
+    plan = _plan(metric)
     counts = _counts(tp, fp, tn, fn)
-    params = _exact_params(spec, law, cells, counts, _prior(prior))
+    params = _exact_params(plan, counts, _prior(prior))
     if params is None:
         raise ValueError(
-            f"{spec.name} has no exact posterior here; use metric_summary for its sampled interval"
+            f"{plan.spec.name} has no exact posterior here; use metric_summary for its sampled "
+            "interval"
         )
     a, b = params
-    if kind not in ("hdi", "eti"):
+    if kind != "hdi" and kind != "eti":
         raise ValueError(f'kind must be "hdi" or "eti", got {kind!r}')
     level = check_ci(ci)
-    if law is not None and law.kind == "f1":
+    if plan.is_f1:
         if kind == "hdi":
             return _core.f1_hdi(a, b, level)
         low, high = _core.beta_eti(a, b, level)
@@ -157,16 +192,17 @@ def metric_summary(
     """Mean, median, std and HDI of one metric's posterior from the four counts: exact for
     proportion metrics, jaccard and F1 (see :func:`metric_interval`), else from ``n_samples``
     Dirichlet(counts + prior) draws summarised in one pass in the core."""
-    spec, law, cells = _plan(metric)
+    plan = _plan(metric)
+    spec = plan.spec
     counts = _counts(tp, fp, tn, fn)
     c = _prior(prior)
     level = check_ci(ci)
     # Every argument is checked, even those an exact posterior does not use.
     n = check_n_samples(n_samples)
     beta_value, zero_value = check_beta(beta), check_zero_division(zero_division)
-    params = _exact_params(spec, law, cells, counts, c)
+    params = _exact_params(plan, counts, c)
     seed = derive(seed_from(rng), 0) if params is None or rng is not None else 0
-    if params is not None and law is not None and law.kind == "f1":
+    if params is not None and plan.is_f1:
         a, b = params
         mean, var = _core.f1_mean_var(a, b)
         low, high = _core.f1_hdi(a, b, level)
