@@ -1,4 +1,5 @@
-"""Shared benchmark harness: repeated timings, medians, ratios, a readable report."""
+"""Shared benchmark harness: repeated timings, medians, percentiles over inputs, ratios, a
+readable report."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +19,20 @@ class Timing:
     name: str
     seconds: list[float]
 
+    #: True when ``seconds`` holds one per-call time per input (see Report.compare_over).
+    over_inputs: bool = False
+
     @property
     def median(self) -> float:
         return statistics.median(self.seconds)
+
+    def percentile(self, q: float) -> float:
+        """The q-th percentile (0-100) of the per-call seconds, interpolated."""
+        ordered = sorted(self.seconds)
+        position = (len(ordered) - 1) * q / 100
+        low = int(position)
+        high = min(low + 1, len(ordered) - 1)
+        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def measure(
@@ -69,14 +81,50 @@ class Report:
                 rounds[name].append((time.perf_counter() - start) / number)
         self.timings.extend(Timing(name, seconds) for name, seconds in rounds.items())
 
-    def ratio(self, slower: str, faster: str) -> float:
+    def compare_over(
+        self,
+        contenders: dict[str, Callable[[Any], Any]],
+        inputs: Sequence[Any],
+        *,
+        number: int = 1,
+    ) -> None:
+        """Time every contender on every input (``number`` calls each, per-call mean), the
+        contenders in a rotating order per input, and keep one time per input: a cost that
+        depends on its input is then reported over the inputs' distribution (p50, p99), never
+        at one lucky point."""
+        names = list(contenders)
+        for fn in contenders.values():
+            fn(inputs[0])  # warm-up
+        per_input: dict[str, list[float]] = {name: [] for name in names}
+        for r, value in enumerate(inputs):
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                fn = contenders[name]
+                start = time.perf_counter()
+                for _ in range(number):
+                    fn(value)
+                per_input[name].append((time.perf_counter() - start) / number)
+        self.timings.extend(
+            Timing(name, times, over_inputs=True) for name, times in per_input.items()
+        )
+
+    def ratio(self, slower: str, faster: str, q: float = 50) -> float:
+        """How many times slower, at the median (or at percentile ``q`` over inputs)."""
         by_name = {t.name: t for t in self.timings}
+        if by_name[faster].over_inputs:
+            return by_name[slower].percentile(q) / by_name[faster].percentile(q)
         return by_name[slower].median / by_name[faster].median
 
     def print(self) -> None:
         print(f"\n## {self.title}")
         width = max(len(t.name) for t in self.timings)
         for t in self.timings:
+            if t.over_inputs:
+                p50, p99, worst = (t.percentile(q) * 1e3 for q in (50, 99, 100))
+                print(
+                    f"  {t.name.ljust(width)}  p50 {p50:10.4f} ms  p99 {p99:10.4f} ms  "
+                    f"max {worst:10.4f} ms  ({len(t.seconds)} inputs)"
+                )
+                continue
             spread = f"[{min(t.seconds) * 1e3:9.3f} .. {max(t.seconds) * 1e3:9.3f}]"
             print(f"  {t.name.ljust(width)}  median {t.median * 1e3:10.3f} ms  {spread}")
         for note in self.notes:

@@ -8,8 +8,10 @@ All contenders run in the same process, one after another, with medians over rep
    issue specifies, and a faster ``standard_gamma`` variant that skips the normalisation).
 2. The same evaluation a user runs: f1, accuracy and mcc with 100,000 samples, each with its
    median and 95% HDI — probeval vs prob-conf-mat 0.4.0.
-3. Latency of an exact 95% HDI of an accuracy posterior, from Python.
-4. ``import probeval`` on top of ``import numpy``.
+3. ``import probeval`` on top of ``import numpy``.
+
+The latency of exact intervals, whose cost depends on the counts, is timed over a distribution
+of counts by ``bench_latency.py``.
 """
 
 from __future__ import annotations
@@ -183,31 +185,6 @@ def main() -> None:
     evaluation.notes.append(f"speed-up vs prob-conf-mat, summary table: {ratio_table:.0f}x")
     evaluation.print()
 
-    from scipy import stats
-
-    post = CM.posterior("accuracy")
-    a, b = post.beta_params  # type: ignore[misc]
-    latency = Report("exact 95% HDI of an accuracy posterior, per call")
-    latency.add("posterior.hdi(0.95)", lambda: post.hdi(0.95), repeats=r, number=20_000)
-    latency.add(
-        "cm.posterior('accuracy').hdi()",
-        lambda: CM.posterior("accuracy").hdi(),
-        repeats=r,
-        number=5_000,
-    )
-    latency.add(
-        "scipy beta.ppf, one quantile", lambda: stats.beta.ppf(0.025, a, b), repeats=r, number=2_000
-    )
-    latency.add(
-        "scipy beta.interval (ETI)",
-        lambda: stats.beta.interval(0.95, a, b),
-        repeats=r,
-        number=2_000,
-    )
-    hdi_us = latency.timings[0].median * 1e6
-    latency.notes.append(f"posterior.hdi: {hdi_us:.1f} us (target <= 20 us)")
-    latency.print()
-
     wall_s, own_s = import_overhead()
     extra_ms = own_s * 1e3
     print("\n## import time (fresh interpreters, medians of 15)")
@@ -219,7 +196,6 @@ def main() -> None:
         {
             "draws_ms": {t.name: t.median * 1e3 for t in draws.timings},
             "evaluation_ms": {t.name: t.median * 1e3 for t in evaluation.timings},
-            "latency_us": {t.name: t.median * 1e6 for t in latency.timings},
             "ratio_vs_numpy_dirichlet": ratio,
             "ratio_vs_numpy_gamma": ratio_gamma,
             "ratio_vs_prob_conf_mat": ratio_pcm,

@@ -88,6 +88,7 @@ def _exact_params(
     spec, law, success, failure, success_prior, failure_prior, marginal, _ = plan
     if law is None:
         return None
+    # c is a float, so each sum is a float even when the counts are ints (exact below 2**53).
     a = c * success_prior
     for i in success:
         a += counts[i]
@@ -118,15 +119,21 @@ _PLAIN = (int, float)
 
 
 def _counts(tp: Any, fp: Any, tn: Any, fn: Any) -> tuple[float, float, float, float]:
-    if type(tp) in _PLAIN and type(fp) in _PLAIN and type(tn) in _PLAIN and type(fn) in _PLAIN:
-        # Plain numbers, the hot path, tested together; anything else (or anything wrong) is
-        # checked one by one below for a message that names the culprit.
-        try:
-            counts = float(tp), float(fp), float(tn), float(fn)
-        except OverflowError:
-            counts = (-1.0, 0.0, 0.0, 0.0)
-        if min(counts) >= 0.0 and max(counts) <= MAX_EXACT_COUNT:  # NaN fails both
-            return counts
+    """The four counts, as given when they are plain valid numbers (ints are summed exactly and
+    turned into floats by the arithmetic that follows), else each checked for a message that
+    names the culprit."""
+    if (
+        type(tp) in _PLAIN
+        and type(fp) in _PLAIN
+        and type(tn) in _PLAIN
+        and type(fn) in _PLAIN
+        # NaN fails these comparisons, and the bound keeps counts exact in float64.
+        and 0 <= tp <= MAX_EXACT_COUNT
+        and 0 <= fp <= MAX_EXACT_COUNT
+        and 0 <= tn <= MAX_EXACT_COUNT
+        and 0 <= fn <= MAX_EXACT_COUNT
+    ):
+        return tp, fp, tn, fn
     return _count("tp", tp), _count("fp", fp), _count("tn", tn), _count("fn", fn)
 
 
