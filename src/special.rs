@@ -812,6 +812,16 @@ fn log_step(x: f64, dx: f64) -> f64 {
     }
 }
 
+/// The last positive double before 1 (`right`) or after 0: how close an HDI end can come to
+/// its boundary without being it.
+fn last_double_before(right: bool) -> f64 {
+    if right {
+        1.0f64.next_down()
+    } else {
+        f64::MIN_POSITIVE
+    }
+}
+
 /// The log-density of an interior-mode Beta (optionally tilted, see [`hdi_interior_mode`])
 /// relative to its mode, and the pieces of the HDI search built on it.
 struct EqualDensity {
@@ -888,23 +898,19 @@ impl EqualDensity {
     /// boundary and concave elsewhere, so that it approaches the root monotonically from
     /// the outside; a start on the inside is first thrown outside.
     fn level_point(&self, level: f64, right: bool, start: f64, tolerance: f64) -> f64 {
-        let edge = if right {
-            1.0f64.next_down()
-        } else {
-            f64::MIN_POSITIVE
-        };
+        let edge = last_double_before(right);
         if self.g(edge) >= level {
             return edge; // the level lies beyond the last double before the boundary
         }
+        let (inner, outer) = if right {
+            (self.mode, 1.0)
+        } else {
+            (0.0, self.mode)
+        };
         let mut x = start;
         for _ in 0..100 {
             let step = -(self.g(x) - level) / self.dg(x);
             let mut next = log_step(x, step);
-            let (inner, outer) = if right {
-                (self.mode, 1.0)
-            } else {
-                (0.0, self.mode)
-            };
             if !(next > inner.min(outer) && next < inner.max(outer)) {
                 // Overshot the mode, or the boundary (the step's exponential overflowed or
                 // underflowed): halve the way there instead.
@@ -931,11 +937,8 @@ impl EqualDensity {
     /// boundary itself to float precision).
     fn flat_side(&self, ci: f64, right: bool) -> Option<((f64, f64), bool)> {
         let (a, b) = (self.a, self.b);
-        let (edge, end) = if right {
-            (1.0f64.next_down(), 1.0)
-        } else {
-            (f64::MIN_POSITIVE, 0.0)
-        };
+        let edge = last_double_before(right);
+        let end = if right { 1.0 } else { 0.0 };
         let other = if right {
             beta_isf(ci, a, b).ok()?
         } else {
@@ -969,9 +972,8 @@ impl EqualDensity {
             + self.t / ((1.0 + mode) * (1.0 + mode));
         let sigma = curvature.sqrt().recip();
         let level = -0.5 * z * z;
-        let (left_edge, right_edge) = (f64::MIN_POSITIVE, 1.0f64.next_down());
-        let flat_left = self.g(left_edge) >= level;
-        let flat_right = self.g(right_edge) >= level;
+        let flat_left = self.g(last_double_before(false)) >= level;
+        let flat_right = self.g(last_double_before(true)) >= level;
         // A start needs no more than 1e-8: the level itself is off by O(1 / (a + b)).
         let (mut l, mut u) = match (flat_left, flat_right) {
             (false, false) => {
@@ -988,11 +990,7 @@ impl EqualDensity {
                     self.level_point(level, true, u, 1e-8),
                 )
             }
-            (true, false) => match self.flat_side(ci, false)? {
-                (ends, true) => return Some(ends),
-                (ends, false) => ends,
-            },
-            (false, true) => match self.flat_side(ci, true)? {
+            (true, false) | (false, true) => match self.flat_side(ci, flat_right)? {
                 (ends, true) => return Some(ends),
                 (ends, false) => ends,
             },
@@ -1084,7 +1082,7 @@ impl EqualDensity {
             let target = self.g(l);
             let u = self.level_point(target, true, start, 4.0 * f64::EPSILON);
             // Beyond the last double below 1 the partner is 1 to float precision.
-            if u == 1.0f64.next_down() && self.g(u) > target {
+            if u == last_double_before(true) && self.g(u) > target {
                 1.0
             } else {
                 u
@@ -1182,6 +1180,24 @@ mod tests {
             .collect()
     }
 
+    /// Shapes 1 + 10^u with u uniform in −3 … 12, nearly flat towards one boundary when u is
+    /// small (a fixed sequence per seed).
+    fn near_one_shapes(n: usize, seed: u64) -> Vec<(f64, f64)> {
+        let mut state = seed;
+        let mut uniform = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        (0..n)
+            .map(|_| {
+                let a = 1.0 + 10f64.powf(-3.0 + 15.0 * uniform());
+                (a, 1.0 + 10f64.powf(-3.0 + 15.0 * uniform()))
+            })
+            .collect()
+    }
+
     fn percentile(mut values: Vec<usize>, q: f64) -> usize {
         values.sort_unstable();
         values[((values.len() - 1) as f64 * q).round() as usize]
@@ -1212,22 +1228,14 @@ mod tests {
     #[test]
     fn near_flat_hdi_costs_a_bounded_number_of_evaluations() {
         // Shapes in 1 + 1e-3 … 1 + 1e12: the density is nearly flat towards one boundary.
-        let mut state = 11u64;
-        let mut costs = Vec::new();
-        for i in 0..4000 {
-            let mut next = || {
-                state = state
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                (state >> 11) as f64 / (1u64 << 53) as f64
-            };
-            let (a, b) = (
-                1.0 + 10f64.powf(-3.0 + 15.0 * next()),
-                1.0 + 10f64.powf(-3.0 + 15.0 * next()),
-            );
-            let ci = [0.5, 0.9, 0.99, 0.999][i % 4];
-            costs.push(evaluations(|| beta_hdi(a, b, ci).unwrap()).1);
-        }
+        let costs: Vec<usize> = near_one_shapes(4000, 11)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (a, b))| {
+                let ci = [0.5, 0.9, 0.99, 0.999][i % 4];
+                evaluations(|| beta_hdi(a, b, ci).unwrap()).1
+            })
+            .collect();
         // Measured: p50 6, p99 44, max 75 (the bracketed search answers ~2% of these).
         assert!(percentile(costs.clone(), 0.5) <= 10);
         assert!(percentile(costs.clone(), 0.99) <= 80);
@@ -1240,19 +1248,7 @@ mod tests {
         // path may decline; when it answers, it must answer what the robust search answers, to
         // the precision the problem allows (an end at 1 − 1e-11 is known relative to 1e-11).
         let mut shapes = count_shapes(2000);
-        let mut state = 7u64;
-        for _ in 0..2000 {
-            let mut next = || {
-                state = state
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                (state >> 11) as f64 / (1u64 << 53) as f64
-            };
-            shapes.push((
-                1.0 + 10f64.powf(-3.0 + 15.0 * next()),
-                1.0 + 10f64.powf(-3.0 + 15.0 * next()),
-            ));
-        }
+        shapes.extend(near_one_shapes(2000, 7));
         let mut declined = [0usize; 2];
         for (i, &(a, b)) in shapes.iter().enumerate() {
             if a <= 1.0 || b <= 1.0 {
