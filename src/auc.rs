@@ -13,7 +13,9 @@
 //! aggregated into the bins — and, for average precision, the prevalence π ~ Beta(P + 1, N + 1).
 
 use crate::binning;
+use crate::copula;
 use crate::posterior::{alloc_output, check_draws, fill_blocks};
+use crate::rng::fork;
 use crate::sampling::{Beta, Gamma, Sampler};
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -336,28 +338,13 @@ pub fn per_row_draws(
     Ok(out)
 }
 
-/// One-vs-rest ROC AUC (and average precision) of K classes under the per-row Bayesian
-/// bootstrap with one weight per row shared by all classes — the classes' metrics come from
-/// the same rows, and drawing them independently would understate the spread of their average.
-///
-/// `bins` is row-major (n rows × K): the bin of row i's score for class k, in ascending score
-/// order among `n_bins[k]` bins; `classes[i]` is row i's true class. Output rows: the K
-/// per-class AUCs, their macro average and their average weighted by each class's
-/// (bootstrapped) prevalence; then, if `want_ap`, the same K + 2 rows for average precision.
-/// O(n K) per draw.
-///
-/// Each draw is generated as class shares π ~ Dirichlet(class weights) times, within each
-/// class, row shares ~ Dirichlet(row weights) — the same distribution as independent
-/// Gamma(weight) per row, but every quantity stays normalised, so tiny fractional weights
-/// cannot underflow a class's total to zero.
-pub fn multiclass_draws(
+/// Check a multiclass score layout (see [`multiclass_draws`]) and return each class's total
+/// weight; every class needs some.
+fn class_weights(
     bins: &[u32],
     classes: &[u32],
     weights: &[f64],
     n_bins: &[usize],
-    n_draws: usize,
-    seed: u64,
-    want_ap: bool,
 ) -> Result<Vec<f64>> {
     let k = n_bins.len();
     let n = classes.len();
@@ -388,6 +375,46 @@ pub fn multiclass_draws(
              undefined"
         )));
     }
+    Ok(class_weight)
+}
+
+/// Where each class's bins start in one flat array of all classes' bins.
+fn bin_offsets(n_bins: &[usize]) -> Vec<usize> {
+    n_bins
+        .iter()
+        .scan(0usize, |acc, &m| {
+            let start = *acc;
+            *acc += m;
+            Some(start)
+        })
+        .collect()
+}
+
+/// One-vs-rest ROC AUC (and average precision) of K classes under the per-row Bayesian
+/// bootstrap with one weight per row shared by all classes — the classes' metrics come from
+/// the same rows, and drawing them independently would understate the spread of their average.
+///
+/// `bins` is row-major (n rows × K): the bin of row i's score for class k, in ascending score
+/// order among `n_bins[k]` bins; `classes[i]` is row i's true class. Output rows: the K
+/// per-class AUCs, their macro average and their average weighted by each class's
+/// (bootstrapped) prevalence; then, if `want_ap`, the same K + 2 rows for average precision.
+/// O(n K) per draw: exact, and the reference for [`multiclass_joined_draws`].
+///
+/// Each draw is generated as class shares π ~ Dirichlet(class weights) times, within each
+/// class, row shares ~ Dirichlet(row weights) — the same distribution as independent
+/// Gamma(weight) per row, but every quantity stays normalised, so tiny fractional weights
+/// cannot underflow a class's total to zero.
+pub fn multiclass_draws(
+    bins: &[u32],
+    classes: &[u32],
+    weights: &[f64],
+    n_bins: &[usize],
+    n_draws: usize,
+    seed: u64,
+    want_ap: bool,
+) -> Result<Vec<f64>> {
+    let class_weight = class_weights(bins, classes, weights, n_bins)?;
+    let (k, n) = (n_bins.len(), classes.len());
     let metric_rows = if want_ap { 2 * (k + 2) } else { k + 2 };
     check_draws(n_draws, metric_rows)?;
     // Rows grouped by class, so that each class's row shares are one Dirichlet; within a class
@@ -414,15 +441,7 @@ pub fn multiclass_draws(
         .iter()
         .map(|&w| Gamma::new(w))
         .collect::<Result<_>>()?;
-    // Cells of class j's bins start at offsets[j] in one flat array.
-    let offsets: Vec<usize> = n_bins
-        .iter()
-        .scan(0usize, |acc, &m| {
-            let start = *acc;
-            *acc += m;
-            Some(start)
-        })
-        .collect();
+    let offsets = bin_offsets(n_bins);
     let job = MulticlassJob {
         class_start: &class_start,
         row_shares: &row_shares,
@@ -448,6 +467,282 @@ pub fn multiclass_draws(
         job.run(&sorted, &mut out, metric_rows, n_draws, seed);
     }
     Ok(out)
+}
+
+/// The K one-vs-rest AUCs (and APs) of [`multiclass_draws`] at O(bins) per draw instead of
+/// O(rows × K): each class's metrics are drawn by its own binned bootstrap ([`binned_draws`],
+/// the exact marginal of the shared-weight bootstrap at those bins), each class's total
+/// weight by its Gamma, and the draws are then joined across classes by a Gaussian copula
+/// ([`copula::join`]) whose correlations are the shared-weight bootstrap's own, computed from
+/// the per-row influence of every row on every quantity: with weights w_i ~ Gamma(v_i), a
+/// quantity θ(w) moves by Σ_i (w_i − v_i) ∂θ/∂w_i to first order, so
+/// Cov(θ_a, θ_b) ≈ Σ_i v_i ∂θ_a/∂w_i ∂θ_b/∂w_i. Same layout and output rows as
+/// [`multiclass_draws`]; the weighted average uses each draw's class shares.
+///
+/// Each class's AUC marginal is exactly the shared-weight bootstrap's; its AP marginal is the
+/// binary posterior's, whose prevalence is Beta(n⁺ + 1, n⁻ + 1) rather than the rows' own
+/// share. The dependence between classes is the first-order one, which is what the spread of
+/// the macro and weighted averages needs (checked against the per-row kernel and an
+/// independent numpy bootstrap in the tests).
+pub fn multiclass_joined_draws(
+    bins: &[u32],
+    classes: &[u32],
+    weights: &[f64],
+    n_bins: &[usize],
+    n_draws: usize,
+    seed: u64,
+    want_ap: bool,
+) -> Result<Vec<f64>> {
+    let class_weight = class_weights(bins, classes, weights, n_bins)?;
+    let k = n_bins.len();
+    let metric_rows = if want_ap { 2 * (k + 2) } else { k + 2 };
+    // Quantities joined: AUC_j (rows 0..k), ln T_c (k..2k), then AP_j (2k..3k).
+    let n_vars = if want_ap { 3 * k } else { 2 * k };
+    check_draws(n_draws, metric_rows.max(n_vars))?;
+    let offsets = bin_offsets(n_bins);
+    let total_bins: usize = n_bins.iter().sum();
+    let (mut pos, mut neg) = (vec![0.0; total_bins], vec![0.0; total_bins]);
+    for ((row, &c), &w) in bins.chunks_exact(k).zip(classes).zip(weights) {
+        for (j, (&b, &offset)) in row.iter().zip(&offsets).enumerate() {
+            let cell = offset + b as usize;
+            if j == c as usize {
+                pos[cell] += w;
+            } else {
+                neg[cell] += w;
+            }
+        }
+    }
+    let class_range = |j: usize| offsets[j]..offsets[j] + n_bins[j];
+    let mut joined = alloc_output(n_vars * n_draws);
+    for j in 0..k {
+        let marginal = binned_draws(
+            &pos[class_range(j)],
+            &neg[class_range(j)],
+            0.0,
+            n_draws,
+            fork(seed, j as u64),
+            true,
+            want_ap,
+        )?;
+        joined[j * n_draws..(j + 1) * n_draws].copy_from_slice(&marginal[..n_draws]);
+        if want_ap {
+            joined[(2 * k + j) * n_draws..(2 * k + j + 1) * n_draws]
+                .copy_from_slice(&marginal[n_draws..]);
+        }
+    }
+    // Class totals in log space: tiny fractional weights cannot underflow them.
+    let class_shapes: Vec<Gamma> = class_weight
+        .iter()
+        .map(|&w| Gamma::new(w))
+        .collect::<Result<_>>()?;
+    fill_blocks(
+        &mut joined[k * n_draws..2 * k * n_draws],
+        k,
+        n_draws,
+        fork(seed, k as u64),
+        |streams, rows_out| {
+            for (c, row) in rows_out.iter_mut().enumerate() {
+                let mut s = streams.sampler(c as u64);
+                row.iter_mut()
+                    .for_each(|x| *x = s.ln_gamma_variate(&class_shapes[c]));
+            }
+        },
+    );
+    let influences: Vec<Influence> = (0..k)
+        .map(|j| Influence::new(&pos[class_range(j)], &neg[class_range(j)], want_ap))
+        .collect();
+    let correlation = influence_correlation(bins, classes, weights, &influences, want_ap);
+    copula::join(
+        &mut joined,
+        n_vars,
+        n_draws,
+        &correlation,
+        fork(seed, k as u64 + 1),
+    )?;
+    let mut out = alloc_output(metric_rows * n_draws);
+    let (auc_rows, rest) = joined.split_at(k * n_draws);
+    let (ln_totals, ap_rows) = rest.split_at(k * n_draws);
+    let mut pi = vec![0.0; k];
+    for d in 0..n_draws {
+        let max = (0..k)
+            .map(|c| ln_totals[c * n_draws + d])
+            .fold(f64::NEG_INFINITY, f64::max);
+        if max > f64::NEG_INFINITY {
+            for (c, share) in pi.iter_mut().enumerate() {
+                *share = (ln_totals[c * n_draws + d] - max).exp();
+            }
+        } else {
+            // Every class weight subnormal: no total is representable, even in log space.
+            pi.copy_from_slice(&class_weight);
+        }
+        let sum: f64 = pi.iter().sum();
+        pi.iter_mut().for_each(|share| *share /= sum);
+        let mut write = |rows: &[f64], first: usize| {
+            let (mut macro_sum, mut weighted) = (0.0, 0.0);
+            for (j, share) in pi.iter().enumerate() {
+                let value = rows[j * n_draws + d];
+                out[(first + j) * n_draws + d] = value;
+                macro_sum += value;
+                weighted += share * value;
+            }
+            out[(first + k) * n_draws + d] = macro_sum / k as f64;
+            out[(first + k + 1) * n_draws + d] = weighted.min(1.0);
+        };
+        write(auc_rows, 0);
+        if want_ap {
+            write(ap_rows, k + 2);
+        }
+    }
+    Ok(out)
+}
+
+/// ∂θ/∂w for a row of weight w in bin b of one class's bins, θ its one-vs-rest AUC or AP: one
+/// value per bin for the class's own rows (positives) and one for the other rows (negatives).
+/// Only correlations are taken from them, so each θ's derivatives are scaled by a common
+/// positive factor that keeps them of order one (tiny total weights cannot overflow them).
+struct Influence {
+    auc_pos: Vec<f64>,
+    auc_neg: Vec<f64>,
+    ap_pos: Vec<f64>,
+    ap_neg: Vec<f64>,
+}
+
+impl Influence {
+    /// From the positives' and negatives' weights per bin (ascending score). AUC = Σ_b p_b
+    /// (Q_{b−1} + ½ q_b) / (P N): a positive in bin b adds its placement among the negatives,
+    /// (Q_{b−1} + ½ q_b) / N, and dilutes the rest by 1/P; a negative likewise. AP = Σ_k (p_k /
+    /// P) T_k / (T_k + F_k) with T_k, F_k the positive and negative weight at or above bin k.
+    fn new(p: &[f64], q: &[f64], want_ap: bool) -> Self {
+        let m = p.len();
+        let (sum_p, sum_q): (f64, f64) = (p.iter().sum(), q.iter().sum());
+        let (auc, ap) = auc_ap(p, q, sum_p, sum_q, sum_p / (sum_p + sum_q), want_ap);
+        let (mut auc_pos, mut auc_neg) = (vec![0.0; m], vec![0.0; m]);
+        // Scaled by min(P, N): |∂AUC/∂w| ≤ 1 / min(P, N).
+        let (to_p, to_q) = (sum_p.min(sum_q) / sum_p, sum_p.min(sum_q) / sum_q);
+        let mut below = 0.0;
+        for b in 0..m {
+            auc_pos[b] = ((below + 0.5 * q[b]) / sum_q - auc) * to_p;
+            below += q[b];
+        }
+        let mut above = 0.0;
+        for b in (0..m).rev() {
+            auc_neg[b] = ((above + 0.5 * p[b]) / sum_p - auc) * to_q;
+            above += p[b];
+        }
+        let (mut ap_pos, mut ap_neg) = (Vec::new(), Vec::new());
+        if want_ap {
+            // T_k, F_k: suffix sums; then running sums over k ≤ b of p_k ∂r_k/∂T_k and
+            // p_k ∂r_k/∂F_k, with r_k = T_k / (T_k + F_k) the precision at threshold k. Both
+            // derivatives carry the factor 1 / P, left out (each term is at most 1).
+            let (mut t, mut f) = (vec![0.0; m], vec![0.0; m]);
+            let (mut tp, mut fp) = (0.0, 0.0);
+            for b in (0..m).rev() {
+                tp += p[b];
+                fp += q[b];
+                t[b] = tp;
+                f[b] = fp;
+            }
+            ap_pos = vec![0.0; m];
+            ap_neg = vec![0.0; m];
+            let (mut via_t, mut via_f) = (0.0, 0.0);
+            for b in 0..m {
+                let mass = t[b] + f[b];
+                let precision = if mass > 0.0 { t[b] / mass } else { 0.0 };
+                if p[b] > 0.0 {
+                    via_t += p[b] * f[b] / (mass * mass);
+                    via_f -= p[b] * t[b] / (mass * mass);
+                }
+                ap_pos[b] = precision - ap + via_t;
+                ap_neg[b] = via_f;
+            }
+        }
+        Self {
+            auc_pos,
+            auc_neg,
+            ap_pos,
+            ap_neg,
+        }
+    }
+}
+
+/// Correlation matrix of the quantities joined in [`multiclass_joined_draws`] (AUC_j, ln T_c,
+/// then AP_j), Σ_i v_i ψ_a(i) ψ_b(i) normalised to unit diagonal. Rows are summed in a fixed
+/// number of chunks, combined in order, so the result does not depend on the thread count.
+/// A quantity with no first-order spread (an AUC of exactly 1) is left uncorrelated.
+fn influence_correlation(
+    bins: &[u32],
+    classes: &[u32],
+    weights: &[f64],
+    influences: &[Influence],
+    want_ap: bool,
+) -> Vec<f64> {
+    const CHUNKS: usize = 64;
+    let k = influences.len();
+    let n_vars = if want_ap { 3 * k } else { 2 * k };
+    let n = classes.len();
+    let rows_per_chunk = n.div_ceil(CHUNKS).max(1);
+    let partials: Vec<Vec<f64>> = (0..n.div_ceil(rows_per_chunk))
+        .into_par_iter()
+        .map(|chunk| {
+            let mut sums = vec![0.0; n_vars * n_vars];
+            let mut psi = vec![0.0; n_vars];
+            let rows = chunk * rows_per_chunk..((chunk + 1) * rows_per_chunk).min(n);
+            for i in rows {
+                let (c, w) = (classes[i] as usize, weights[i]);
+                psi.fill(0.0);
+                for (j, influence) in influences.iter().enumerate() {
+                    let b = bins[i * k + j] as usize;
+                    let own = j == c;
+                    psi[j] = if own {
+                        influence.auc_pos[b]
+                    } else {
+                        influence.auc_neg[b]
+                    };
+                    if want_ap {
+                        psi[2 * k + j] = if own {
+                            influence.ap_pos[b]
+                        } else {
+                            influence.ap_neg[b]
+                        };
+                    }
+                }
+                psi[k + c] = 1.0;
+                for a in 0..n_vars {
+                    let scaled = w * psi[a];
+                    if scaled != 0.0 {
+                        let row = &mut sums[a * n_vars..a * n_vars + a + 1];
+                        row.iter_mut().zip(&psi).for_each(|(s, x)| *s += scaled * x);
+                    }
+                }
+            }
+            sums
+        })
+        .collect();
+    let mut covariance = vec![0.0; n_vars * n_vars];
+    for partial in &partials {
+        covariance
+            .iter_mut()
+            .zip(partial)
+            .for_each(|(c, p)| *c += p);
+    }
+    let sd: Vec<f64> = (0..n_vars)
+        .map(|a| covariance[a * n_vars + a].sqrt())
+        .collect();
+    let mut correlation = vec![0.0; n_vars * n_vars];
+    for a in 0..n_vars {
+        for b in 0..=a {
+            let value = if a == b {
+                1.0
+            } else if sd[a] > 0.0 && sd[b] > 0.0 {
+                (covariance[a * n_vars + b] / (sd[a] * sd[b])).clamp(-1.0, 1.0)
+            } else {
+                0.0
+            };
+            correlation[a * n_vars + b] = value;
+            correlation[b * n_vars + a] = value;
+        }
+    }
+    correlation
 }
 
 struct MulticlassJob<'a> {
@@ -682,7 +977,7 @@ mod tests {
     }
 
     #[test]
-    fn multiclass_with_two_classes_is_symmetric_and_thread_independent() {
+    fn mirrored_two_classes_have_one_auc_in_both_kernels() {
         // Class 1's scores ascend with the bin; class 0's score is 1 - that, so its bins run
         // the other way: the two one-vs-rest AUCs are the same number in every draw.
         let bin_of = [0u32, 1, 1, 2, 2, 2, 3, 0, 3, 1, 2, 0];
@@ -710,6 +1005,158 @@ mod tests {
         let missing = [0u32; 12];
         assert!(multiclass_draws(&bins, &missing, &weights, &[4, 4], n, 8, false).is_err());
         assert!(multiclass_draws(&bins[..4], &class, &weights, &[4, 4], n, 8, false).is_err());
+        // The joined kernel draws the two AUCs separately, but their correlation is 1: the
+        // copula gives their draws identical ranks.
+        let out = multiclass_joined_draws(&bins, &class, &weights, &[4, 4], n, 8, false).unwrap();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| {
+            out[a]
+                .total_cmp(&out[b])
+                .then(out[n + a].total_cmp(&out[n + b]))
+        });
+        assert!(
+            order.windows(2).all(|w| out[n + w[0]] <= out[n + w[1]]),
+            "the two AUCs' draws are not in the same order"
+        );
+        assert!(multiclass_joined_draws(&bins, &missing, &weights, &[4, 4], n, 8, false).is_err());
+    }
+
+    /// A small multiclass layout: `n` rows, `k` classes, bins per class, varied weights.
+    fn multiclass_layout(
+        n: usize,
+        k: usize,
+        seed: u64,
+    ) -> (Vec<u32>, Vec<u32>, Vec<f64>, Vec<usize>) {
+        let mut s = Sampler::new(crate::rng::stream(seed, 0));
+        let n_bins: Vec<usize> = (0..k).map(|j| 5 + 3 * j).collect();
+        let classes: Vec<u32> = (0..n).map(|i| (i % k) as u32).collect();
+        let mut bins = Vec::with_capacity(n * k);
+        for &c in &classes {
+            for (j, &m) in n_bins.iter().enumerate() {
+                // A row's own class tends to get higher bins: informative scores.
+                let shift = if j == c as usize { 0.35 } else { 0.0 };
+                let u = (s.uniform() * 0.65 + shift).min(0.999);
+                bins.push((u * m as f64) as u32);
+            }
+        }
+        let weights = (0..n).map(|_| 0.25 + 2.0 * s.uniform()).collect();
+        (bins, classes, weights, n_bins)
+    }
+
+    #[test]
+    fn influence_matches_finite_differences() {
+        let p = [3.0, 0.0, 2.5, 1.0, 4.0, 0.5];
+        let q = [5.0, 2.0, 0.0, 3.0, 1.0, 0.25];
+        let value = |p: &[f64], q: &[f64]| {
+            let (sp, sq): (f64, f64) = (p.iter().sum(), q.iter().sum());
+            auc_ap(p, q, sp, sq, sp / (sp + sq), true)
+        };
+        let influence = Influence::new(&p, &q, true);
+        let (sp, sq): (f64, f64) = (p.iter().sum(), q.iter().sum());
+        // The stored derivatives carry factors min(P, N) (AUC) and P (AP).
+        let (auc_scale, ap_scale) = (sp.min(sq), sp);
+        let h = 1e-6;
+        for b in 0..p.len() {
+            let derivative = |bump_p: bool| {
+                let (mut up_p, mut up_q, mut down_p, mut down_q) = (p, q, p, q);
+                if bump_p {
+                    up_p[b] += h;
+                    down_p[b] -= h;
+                } else {
+                    up_q[b] += h;
+                    down_q[b] -= h;
+                }
+                let (up, down) = (value(&up_p, &up_q), value(&down_p, &down_q));
+                ((up.0 - down.0) / (2.0 * h), (up.1 - down.1) / (2.0 * h))
+            };
+            let ((auc_p, ap_p), (auc_q, ap_q)) = (derivative(true), derivative(false));
+            let close = |a: f64, b: f64| (a - b).abs() < 1e-7;
+            assert!(
+                close(influence.auc_pos[b], auc_p * auc_scale),
+                "auc pos {b}"
+            );
+            assert!(
+                close(influence.auc_neg[b], auc_q * auc_scale),
+                "auc neg {b}"
+            );
+            assert!(close(influence.ap_neg[b], ap_q * ap_scale), "ap neg {b}");
+            // A bin without positives holds no positive row; its AP derivative is one-sided.
+            if p[b] > 0.0 {
+                assert!(close(influence.ap_pos[b], ap_p * ap_scale), "ap pos {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn joined_draws_keep_the_binary_marginals_and_ignore_threads() {
+        let (k, n_draws) = (3, 2500);
+        let (bins, classes, weights, n_bins) = multiclass_layout(400, k, 3);
+        let threads = |t: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap()
+                .install(|| {
+                    multiclass_joined_draws(&bins, &classes, &weights, &n_bins, n_draws, 4, true)
+                })
+                .unwrap()
+        };
+        let out = threads(1);
+        assert!(out == threads(2), "thread count changed the draws");
+        let sorted = |values: &[f64]| {
+            let mut v = values.to_vec();
+            v.sort_unstable_by(f64::total_cmp);
+            v
+        };
+        let offsets = bin_offsets(&n_bins);
+        for j in 0..k {
+            let (mut pos, mut neg) = (vec![0.0; n_bins[j]], vec![0.0; n_bins[j]]);
+            for i in 0..classes.len() {
+                let b = bins[i * k + j] as usize;
+                if classes[i] as usize == j {
+                    pos[b] += weights[i];
+                } else {
+                    neg[b] += weights[i];
+                }
+            }
+            let binary =
+                binned_draws(&pos, &neg, 0.0, n_draws, fork(4, j as u64), true, true).unwrap();
+            let row = |r: usize| &out[r * n_draws..(r + 1) * n_draws];
+            assert!(
+                sorted(row(j)) == sorted(&binary[..n_draws]),
+                "AUC marginal {j}"
+            );
+            assert!(
+                sorted(row(k + 2 + j)) == sorted(&binary[n_draws..]),
+                "AP marginal {j}"
+            );
+            assert_eq!(offsets[j], n_bins[..j].iter().sum::<usize>());
+        }
+        for d in 0..n_draws {
+            let mean = (0..k).map(|j| out[j * n_draws + d]).sum::<f64>() / k as f64;
+            assert!((out[k * n_draws + d] - mean).abs() < 1e-12);
+            let (low, high) = (0..k)
+                .map(|j| out[j * n_draws + d])
+                .fold((1.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+            let weighted = out[(k + 1) * n_draws + d];
+            assert!(low - 1e-12 <= weighted && weighted <= high + 1e-12);
+        }
+    }
+
+    #[test]
+    fn joined_draws_survive_subnormal_weights() {
+        let (bins, classes, _, n_bins) = multiclass_layout(12, 3, 5);
+        let weights = [
+            1e-3, 5e-324, 1e-300, 1.0, 2e-310, 1e-3, 1e-3, 1e-3, 1e-3, 4.0, 1e-3, 1e-3,
+        ];
+        let tiny = [5e-324; 12];
+        for w in [&weights, &tiny] {
+            let out = multiclass_joined_draws(&bins, &classes, w, &n_bins, 3000, 2, true).unwrap();
+            assert!(
+                out.iter().all(|v| (0.0..=1.0).contains(v)),
+                "NaN or out of range"
+            );
+        }
     }
 
     #[test]

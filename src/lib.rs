@@ -13,7 +13,7 @@
 //!
 //! | capability (Python package)  | core modules                                              | binding (`src/python/`) |
 //! |------------------------------|-----------------------------------------------------------|-------------------------|
-//! | foundations (`probeval.base`)| [`rng`], [`sampling`], [`special`], [`f1`], [`summary`], [`posterior`] (block driver, Dirichlet draws) | `distributions.rs` |
+//! | foundations (`probeval.base`)| [`rng`], [`sampling`], [`copula`], [`special`], [`f1`], [`summary`], [`posterior`] (block driver, Dirichlet draws) | `distributions.rs` |
 //! | `probeval.labels`            | [`metrics`], [`posterior`] (metric kernels), [`audit`], [`segments`] | `labels.rs`  |
 //! | `probeval.labels.scores`     | [`binning`], [`auc`]                                      | `scores.rs`             |
 //! | `probeval.ensemble`          | [`ensemble`]                                              | `ensemble.rs`           |
@@ -32,6 +32,7 @@
 pub mod auc;
 pub mod audit;
 pub mod binning;
+pub mod copula;
 pub mod ensemble;
 pub mod f1;
 pub mod labelfree;

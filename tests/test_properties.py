@@ -353,10 +353,11 @@ def test_score_summaries_match_sklearn_merge_and_stay_in_range(
 
 @given(
     classes=st.lists(st.integers(0, 2), min_size=3, max_size=40),
+    max_bins=st.sampled_from([None, 2, 5, 2048]),
     data=st.data(),
 )
 def test_multiclass_score_posteriors_are_finite_and_in_range(
-    classes: list[int], data: st.DataObject
+    classes: list[int], max_bins: int | None, data: st.DataObject
 ) -> None:
     n = len(classes)
     flat = data.draw(st.lists(st.floats(0.0, 1.0), min_size=3 * n, max_size=3 * n))
@@ -371,6 +372,7 @@ def test_multiclass_score_posteriors_are_finite_and_in_range(
         labels=[0, 1, 2],
         metrics=metrics,
         sample_weight=weights,
+        max_bins=max_bins,
         n_samples=200,
         rng=3,
     )

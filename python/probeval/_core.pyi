@@ -175,6 +175,7 @@ def multiclass_auc_draws(
     n_samples: int,
     seed: int,
     want_ap: bool,
+    per_row: bool,
 ) -> npt.NDArray[np.float64]: ...
 def labelfree_fit(
     scores: npt.NDArray[np.float64],

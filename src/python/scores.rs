@@ -132,6 +132,7 @@ pub(super) fn auc_draws_per_row<'py>(
 }
 
 /// One-vs-rest AUC (then AP) draws with shared row weights; rows: classes, macro, weighted.
+/// `per_row`: the exact O(n K)-per-draw kernel; otherwise binned marginals joined by copula.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn multiclass_auc_draws<'py>(
@@ -143,11 +144,17 @@ pub(super) fn multiclass_auc_draws<'py>(
     n_samples: usize,
     seed: u64,
     want_ap: bool,
+    per_row: bool,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let (bins, classes, weights) = (flat(&bins), flat(&classes), flat(&weights));
     let rows = (n_bins.len() + 2) * if want_ap { 2 } else { 1 };
+    let kernel = if per_row {
+        auc::multiclass_draws
+    } else {
+        auc::multiclass_joined_draws
+    };
     let out = run(py, || {
-        auc::multiclass_draws(&bins, &classes, &weights, &n_bins, n_samples, seed, want_ap)
+        kernel(&bins, &classes, &weights, &n_bins, n_samples, seed, want_ap)
     })?;
     shaped(py, out, [rows, n_samples])
 }

@@ -294,7 +294,10 @@ def evaluate(
     max_bins : int or None
         Score bins for ROC AUC and average precision: the distinct scores when there are at
         most this many, else equal-frequency bins; None keeps every distinct score (the exact
-        per-row Bayesian bootstrap). See :class:`ScoreSummary`.
+        per-row Bayesian bootstrap). See :class:`ScoreSummary`. Multiclass scores: with bins,
+        each class's posterior is its binary one-vs-rest posterior and the classes are joined
+        by the shared-weight bootstrap's correlations (O(bins) per draw); None draws that
+        bootstrap row by row (O(n K) per draw).
     score_prior : float
         Pseudo-count per occupied score bin (binary scores; 0 is the Bayesian bootstrap).
     audit : LabelAudit, optional

@@ -480,13 +480,19 @@ def _bin_columns(
 
 @dataclass(frozen=True)
 class _MulticlassScores:
-    """Rows of multiclass scores reduced to what the one-vs-rest bootstrap needs: each
-    distinct (true class, bin per class) combination once, with its total weight."""
+    """Rows of multiclass scores reduced to what the one-vs-rest bootstrap needs: the true
+    class and the bin of every class's score, with the row's weight.
+
+    ``per_row`` (every distinct score kept, ``max_bins=None``) selects the exact shared-weight
+    bootstrap over the rows, O(n K) per draw; otherwise each class's binned posterior is drawn
+    on its own and the classes are joined by the shared-weight bootstrap's correlations.
+    """
 
     bins: np.ndarray  # (m, K) uint32
     classes: np.ndarray  # (m,) uint32
     weights: np.ndarray  # (m,) float64
     n_bins: list[int]
+    per_row: bool
 
     @classmethod
     def build(
@@ -495,20 +501,23 @@ class _MulticlassScores:
         keep = weights > 0
         codes, scores, weights = codes[keep], scores[keep], weights[keep]
         bins, n_bins = _bin_columns(scores, weights, max_bins)
-        # Rows that agree on every bin and on the class are interchangeable: one row with their
-        # total weight gives the same bootstrap (a sum of Gamma(w) is Gamma(sum w)).
-        keys = np.column_stack([codes.astype(np.uint32), bins])
-        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        if unique.shape[0] < keys.shape[0]:
-            total = np.bincount(inverse, weights=weights, minlength=unique.shape[0])
-            return cls(
-                np.ascontiguousarray(unique[:, 1:]),
-                np.ascontiguousarray(unique[:, 0]),
-                total,
-                n_bins,
-            )
-        return cls(bins, codes.astype(np.uint32), np.ascontiguousarray(weights), n_bins)
+        classes = codes.astype(np.uint32)
+        per_row = max_bins is None
+        if per_row:
+            # Rows that agree on every bin and on the class are interchangeable: one row with
+            # their total weight gives the same bootstrap (a sum of Gamma(w) is Gamma(sum w)).
+            keys = np.column_stack([classes, bins])
+            unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+            if unique.shape[0] < keys.shape[0]:
+                total = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(unique))
+                bins, classes, weights = unique[:, 1:], unique[:, 0], total
+        return cls(
+            np.ascontiguousarray(bins),
+            np.ascontiguousarray(classes),
+            np.ascontiguousarray(weights, dtype=np.float64),
+            n_bins,
+            per_row,
+        )
 
 
 @dataclass(frozen=True)
@@ -541,7 +550,7 @@ def _multiclass_posteriors(
     k = len(data.n_bins)
     want_ap = any(s.base == "average_precision" for s in specs)
     rows = _core.multiclass_auc_draws(
-        data.bins, data.classes, data.weights, data.n_bins, n_samples, seed, want_ap
+        data.bins, data.classes, data.weights, data.n_bins, n_samples, seed, want_ap, data.per_row
     )
     result: dict[str, Posterior] = {}
     for spec, value in zip(specs, observed, strict=True):
