@@ -131,6 +131,11 @@ class Report:
             print(f"  {note}")
 
 
+def percentiles_ms(timing: Timing) -> dict[str, float]:
+    """p50 and p99 of a timing over inputs, in milliseconds (for the JSON results)."""
+    return {"p50": timing.percentile(50) * 1e3, "p99": timing.percentile(99) * 1e3}
+
+
 def environment() -> dict[str, Any]:
     return {
         "python": sys.version.split()[0],
