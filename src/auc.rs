@@ -14,11 +14,11 @@
 
 use crate::binning;
 use crate::copula;
+use crate::parallel;
 use crate::posterior::{alloc_output, check_draws, fill_blocks};
 use crate::rng::fork;
 use crate::sampling::{Beta, Gamma, Sampler};
 use crate::{Error, Result};
-use rayon::prelude::*;
 
 /// AUC and average precision of the distributions p (positives) and q (negatives) over bins
 /// in ascending score order, each given with its total, and the prevalence `pi`.
@@ -105,7 +105,7 @@ pub fn binned_draws(
     let (p_shares, q_shares) = (shares(pos)?, shares(neg)?);
     let prevalence = Beta::new(n_pos + 1.0, n_neg + 1.0)?;
     let m = occupied.len();
-    let mut out = alloc_output(rows * n_draws);
+    let mut out = alloc_output(rows * n_draws)?;
     fill_blocks(&mut out, rows, n_draws, seed, |streams, rows_out| {
         let (mut sp, mut sq, mut spi) =
             (streams.sampler(0), streams.sampler(1), streams.sampler(2));
@@ -126,7 +126,7 @@ pub fn binned_draws(
                 rows_out[row][i] = ap;
             }
         }
-    });
+    })?;
     Ok(out)
 }
 
@@ -190,45 +190,47 @@ pub fn chunk_draws(
         ));
     }
     check_draws(n_draws, starts.len())?;
-    let ends = starts.iter().skip(1).copied().chain([scores.len()]);
-    let chunks: Vec<_> = starts
-        .par_iter()
-        .zip(ends.collect::<Vec<_>>())
-        .map(|(&a, b)| {
-            let (pos, neg, wins) = bins_with_wins(&scores[a..b], &positive[a..b], max_bins)?;
-            let (p, q): (f64, f64) = (pos.iter().sum(), neg.iter().sum());
-            if p == 0.0 || q == 0.0 {
-                return Ok(None);
-            }
-            // At the counts themselves: the exact AUC.
-            let mut below = 0.0;
-            let mut exact = 0.0;
-            for k in 0..max_bins {
-                exact += pos[k] * below + wins[k];
-                below += neg[k];
-            }
-            let concordance: Vec<f64> = (0..max_bins)
-                .map(|k| match pos[k] * neg[k] {
-                    0.0 => 0.5,
-                    pairs => wins[k] / pairs,
-                })
-                .collect();
-            let gammas = |counts: &[f64]| -> Result<Vec<Gamma>> {
-                counts.iter().map(|&c| Gamma::new(c)).collect()
-            };
-            Ok(Some((
-                exact / (p * q),
-                Shares::new(gammas(&pos)?, p),
-                Shares::new(gammas(&neg)?, q),
-                concordance,
-            )))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let ends: Vec<usize> = starts
+        .iter()
+        .skip(1)
+        .copied()
+        .chain([scores.len()])
+        .collect();
+    let chunks: Vec<_> = parallel::map(starts.len(), |c| {
+        let (a, b) = (starts[c], ends[c]);
+        let (pos, neg, wins) = bins_with_wins(&scores[a..b], &positive[a..b], max_bins)?;
+        let (p, q): (f64, f64) = (pos.iter().sum(), neg.iter().sum());
+        if p == 0.0 || q == 0.0 {
+            return Ok(None);
+        }
+        // At the counts themselves: the exact AUC.
+        let mut below = 0.0;
+        let mut exact = 0.0;
+        for k in 0..max_bins {
+            exact += pos[k] * below + wins[k];
+            below += neg[k];
+        }
+        let concordance: Vec<f64> = (0..max_bins)
+            .map(|k| match pos[k] * neg[k] {
+                0.0 => 0.5,
+                pairs => wins[k] / pairs,
+            })
+            .collect();
+        let gammas = |counts: &[f64]| -> Result<Vec<Gamma>> {
+            counts.iter().map(|&c| Gamma::new(c)).collect()
+        };
+        Ok(Some((
+            exact / (p * q),
+            Shares::new(gammas(&pos)?, p),
+            Shares::new(gammas(&neg)?, q),
+            concordance,
+        )))
+    })?;
     let observed = chunks
         .iter()
         .map(|c| c.as_ref().map_or(f64::NAN, |c| c.0))
         .collect();
-    let mut out = alloc_output(starts.len() * n_draws);
+    let mut out = alloc_output(starts.len() * n_draws)?;
     fill_blocks(
         &mut out,
         starts.len(),
@@ -260,7 +262,7 @@ pub fn chunk_draws(
                 }
             }
         },
-    );
+    )?;
     Ok((observed, out))
 }
 
@@ -450,7 +452,7 @@ pub fn multiclass_draws(
         n_bins,
         want_ap,
     };
-    let mut out = alloc_output(metric_rows * n_draws);
+    let mut out = alloc_output(metric_rows * n_draws)?;
     // The scatter is the hot loop (n K adds per draw): narrow bin indices to u16 when they
     // fit, halving the memory it streams through.
     if n_bins.iter().all(|&m| m <= 1 << 16) {
@@ -458,13 +460,13 @@ pub fn multiclass_draws(
             .iter()
             .flat_map(|&i| bins[i * k..(i + 1) * k].iter().map(|&b| b as u16))
             .collect();
-        job.run(&sorted, &mut out, metric_rows, n_draws, seed);
+        job.run(&sorted, &mut out, metric_rows, n_draws, seed)?;
     } else {
         let sorted: Vec<u32> = order
             .iter()
             .flat_map(|&i| bins[i * k..(i + 1) * k].iter().copied())
             .collect();
-        job.run(&sorted, &mut out, metric_rows, n_draws, seed);
+        job.run(&sorted, &mut out, metric_rows, n_draws, seed)?;
     }
     Ok(out)
 }
@@ -513,7 +515,7 @@ pub fn multiclass_joined_draws(
         }
     }
     let class_range = |j: usize| offsets[j]..offsets[j] + n_bins[j];
-    let mut joined = alloc_output(n_vars * n_draws);
+    let mut joined = alloc_output(n_vars * n_draws)?;
     for j in 0..k {
         let marginal = binned_draws(
             &pos[class_range(j)],
@@ -547,11 +549,11 @@ pub fn multiclass_joined_draws(
                     .for_each(|x| *x = s.ln_gamma_variate(&class_shapes[c]));
             }
         },
-    );
+    )?;
     let influences: Vec<Influence> = (0..k)
         .map(|j| Influence::new(&pos[class_range(j)], &neg[class_range(j)], want_ap))
         .collect();
-    let correlation = influence_correlation(bins, classes, weights, &influences, want_ap);
+    let correlation = influence_correlation(bins, classes, weights, &influences, want_ap)?;
     copula::join(
         &mut joined,
         n_vars,
@@ -559,7 +561,7 @@ pub fn multiclass_joined_draws(
         &correlation,
         fork(seed, k as u64 + 1),
     )?;
-    let mut out = alloc_output(metric_rows * n_draws);
+    let mut out = alloc_output(metric_rows * n_draws)?;
     let (auc_rows, rest) = joined.split_at(k * n_draws);
     let (ln_totals, ap_rows) = rest.split_at(k * n_draws);
     let mut pi = vec![0.0; k];
@@ -675,49 +677,46 @@ fn influence_correlation(
     weights: &[f64],
     influences: &[Influence],
     want_ap: bool,
-) -> Vec<f64> {
+) -> Result<Vec<f64>> {
     const CHUNKS: usize = 64;
     let k = influences.len();
     let n_vars = if want_ap { 3 * k } else { 2 * k };
     let n = classes.len();
     let rows_per_chunk = n.div_ceil(CHUNKS).max(1);
-    let partials: Vec<Vec<f64>> = (0..n.div_ceil(rows_per_chunk))
-        .into_par_iter()
-        .map(|chunk| {
-            let mut sums = vec![0.0; n_vars * n_vars];
-            let mut psi = vec![0.0; n_vars];
-            let rows = chunk * rows_per_chunk..((chunk + 1) * rows_per_chunk).min(n);
-            for i in rows {
-                let (c, w) = (classes[i] as usize, weights[i]);
-                psi.fill(0.0);
-                for (j, influence) in influences.iter().enumerate() {
-                    let b = bins[i * k + j] as usize;
-                    let own = j == c;
-                    psi[j] = if own {
-                        influence.auc_pos[b]
+    let partials: Vec<Vec<f64>> = parallel::map(n.div_ceil(rows_per_chunk), |chunk| {
+        let mut sums = vec![0.0; n_vars * n_vars];
+        let mut psi = vec![0.0; n_vars];
+        let rows = chunk * rows_per_chunk..((chunk + 1) * rows_per_chunk).min(n);
+        for i in rows {
+            let (c, w) = (classes[i] as usize, weights[i]);
+            psi.fill(0.0);
+            for (j, influence) in influences.iter().enumerate() {
+                let b = bins[i * k + j] as usize;
+                let own = j == c;
+                psi[j] = if own {
+                    influence.auc_pos[b]
+                } else {
+                    influence.auc_neg[b]
+                };
+                if want_ap {
+                    psi[2 * k + j] = if own {
+                        influence.ap_pos[b]
                     } else {
-                        influence.auc_neg[b]
+                        influence.ap_neg[b]
                     };
-                    if want_ap {
-                        psi[2 * k + j] = if own {
-                            influence.ap_pos[b]
-                        } else {
-                            influence.ap_neg[b]
-                        };
-                    }
-                }
-                psi[k + c] = 1.0;
-                for a in 0..n_vars {
-                    let scaled = w * psi[a];
-                    if scaled != 0.0 {
-                        let row = &mut sums[a * n_vars..a * n_vars + a + 1];
-                        row.iter_mut().zip(&psi).for_each(|(s, x)| *s += scaled * x);
-                    }
                 }
             }
-            sums
-        })
-        .collect();
+            psi[k + c] = 1.0;
+            for a in 0..n_vars {
+                let scaled = w * psi[a];
+                if scaled != 0.0 {
+                    let row = &mut sums[a * n_vars..a * n_vars + a + 1];
+                    row.iter_mut().zip(&psi).for_each(|(s, x)| *s += scaled * x);
+                }
+            }
+        }
+        Ok(sums)
+    })?;
     let mut covariance = vec![0.0; n_vars * n_vars];
     for partial in &partials {
         covariance
@@ -742,7 +741,7 @@ fn influence_correlation(
             correlation[b * n_vars + a] = value;
         }
     }
-    correlation
+    Ok(correlation)
 }
 
 struct MulticlassJob<'a> {
@@ -757,7 +756,14 @@ struct MulticlassJob<'a> {
 }
 
 impl MulticlassJob<'_> {
-    fn run<B>(&self, bins: &[B], out: &mut [f64], metric_rows: usize, n_draws: usize, seed: u64)
+    fn run<B>(
+        &self,
+        bins: &[B],
+        out: &mut [f64],
+        metric_rows: usize,
+        n_draws: usize,
+        seed: u64,
+    ) -> Result<()>
     where
         B: Copy + Into<u32> + Sync,
     {
@@ -771,6 +777,10 @@ impl MulticlassJob<'_> {
             let (mut global, mut runner_up) = (vec![0.0; k], vec![0.0; k]);
             let (mut scale, mut inv_sum) = (vec![0.0; k], vec![0.0; k]);
             for d in 0..rows_out[0].len() {
+                // One draw visits every row: a block of them can take a second.
+                if parallel::stopped() {
+                    return;
+                }
                 // Class shares π in log space, then row shares within each class.
                 for (l, g) in ln_total.iter_mut().zip(self.class_shapes) {
                     *l = s.ln_gamma_variate(g);
@@ -834,7 +844,7 @@ impl MulticlassJob<'_> {
                     rows_out[2 * k + 3][d] = ap_weighted.min(1.0);
                 }
             }
-        });
+        })
     }
 }
 

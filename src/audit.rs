@@ -104,7 +104,7 @@ pub fn audited_metric_draws(
     }
     // Masks as 0/1 weights: a metric's successes are a dot product with the corrected cells.
     let weights = |mask: &[bool; 4]| mask.map(|on| if on { 1.0 } else { 0.0 });
-    let mut out = alloc_output(metrics.len() * n_draws);
+    let mut out = alloc_output(metrics.len() * n_draws)?;
     fill_blocks(&mut out, metrics.len(), n_draws, seed, |streams, rows| {
         let len = rows[0].len();
         // Mislabelling rates: fixed Betas, each drawn as two tight gamma loops (0 when the cell
@@ -172,7 +172,7 @@ pub fn audited_metric_draws(
                 }
             }
         }
-    });
+    })?;
     Ok(out)
 }
 

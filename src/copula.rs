@@ -8,11 +8,11 @@
 //! requested correlation — the method of Iman & Conover (1982), here with fresh normal vectors
 //! rather than a fixed score matrix.
 
-use crate::posterior::check_draws;
+use crate::parallel;
+use crate::posterior::{alloc_output, check_draws};
 use crate::rng::{BLOCK, stream};
 use crate::sampling::Sampler;
 use crate::{Error, Result};
-use rayon::prelude::*;
 
 /// Reorder each row of `draws` (row-major, `n_vars` rows of `n_draws` values) in place so that
 /// draw d of every row takes the rank, within its row, that coordinate v of the normal vector
@@ -41,40 +41,36 @@ pub fn join(
     let factor = semidefinite_cholesky(correlation, n_vars)?;
     // Normal vectors, variable-major like `draws`, generated in blocks of draws so that block
     // b always gets stream (seed, b).
-    let mut z = vec![0.0; n_vars * n_draws];
-    let mut by_draw = vec![0.0; n_vars * n_draws];
-    by_draw
-        .par_chunks_mut(n_vars * BLOCK)
-        .enumerate()
-        .for_each(|(block, chunk)| {
-            let mut s = Sampler::new(stream(seed, block as u64));
-            let mut g = vec![0.0; n_vars];
-            for vector in chunk.chunks_exact_mut(n_vars) {
-                g.iter_mut().for_each(|x| *x = s.normal());
-                for (v, out) in vector.iter_mut().enumerate() {
-                    let row = &factor[v * n_vars..=v * n_vars + v];
-                    *out = row.iter().zip(&g).map(|(l, x)| l * x).sum();
-                }
+    let mut z = alloc_output(n_vars * n_draws)?;
+    let mut by_draw = alloc_output(n_vars * n_draws)?;
+    parallel::for_each_chunk(&mut by_draw, n_vars * BLOCK, |block, chunk| {
+        let mut s = Sampler::new(stream(seed, block as u64));
+        let mut g = vec![0.0; n_vars];
+        for vector in chunk.chunks_exact_mut(n_vars) {
+            g.iter_mut().for_each(|x| *x = s.normal());
+            for (v, out) in vector.iter_mut().enumerate() {
+                let row = &factor[v * n_vars..=v * n_vars + v];
+                *out = row.iter().zip(&g).map(|(l, x)| l * x).sum();
             }
-        });
+        }
+        Ok(())
+    })?;
     for (d, vector) in by_draw.chunks_exact(n_vars).enumerate() {
         for (v, &x) in vector.iter().enumerate() {
             z[v * n_draws + d] = x;
         }
     }
-    draws
-        .par_chunks_mut(n_draws)
-        .zip(z.par_chunks(n_draws))
-        .for_each(|(row, scores)| {
-            let mut order: Vec<usize> = (0..n_draws).collect();
-            order.sort_unstable_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(a.cmp(&b)));
-            let mut values = row.to_vec();
-            values.sort_unstable_by(f64::total_cmp);
-            for (&d, &value) in order.iter().zip(&values) {
-                row[d] = value;
-            }
-        });
-    Ok(())
+    parallel::for_each_chunk(draws, n_draws, |v, row| {
+        let scores = &z[v * n_draws..(v + 1) * n_draws];
+        let mut order: Vec<usize> = (0..n_draws).collect();
+        order.sort_unstable_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(a.cmp(&b)));
+        let mut values = row.to_vec();
+        values.sort_unstable_by(f64::total_cmp);
+        for (&d, &value) in order.iter().zip(&values) {
+            row[d] = value;
+        }
+        Ok(())
+    })
 }
 
 /// Lower-triangular L (row-major) with L Lᵀ = `matrix` for a positive semi-definite matrix:

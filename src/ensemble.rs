@@ -164,7 +164,7 @@ pub fn ensemble_stats(proba: &[f64], m: usize, n: usize, threshold: f64) -> Resu
         )));
     }
     let mf = m as f64;
-    let mut out = alloc_output(STATISTICS.len() * n);
+    let mut out = alloc_output(STATISTICS.len() * n)?;
     // No randomness here: fill_blocks only splits the work (its streams go unused).
     fill_blocks(&mut out, STATISTICS.len(), n, 0, |streams, rows| {
         let start = streams.first_column();
@@ -206,7 +206,7 @@ pub fn ensemble_stats(proba: &[f64], m: usize, n: usize, threshold: f64) -> Resu
                 row[x] = value;
             }
         }
-    });
+    })?;
     Ok(out)
 }
 

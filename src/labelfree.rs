@@ -20,12 +20,12 @@
 //! also gets its sampling noise, N(0, X Y (X + Y + 1) / 12).
 
 use crate::metrics::{Cells, Metric};
+use crate::parallel;
 use crate::posterior::{alloc_output, check_draws, fill_blocks};
 use crate::rng::fork;
 use crate::sampling::{Beta, Gamma, Sampler};
 use crate::special::ln_beta;
 use crate::{Error, Result};
-use rayon::prelude::*;
 
 /// A fitted reference calibration.
 #[derive(Clone, Debug, PartialEq)]
@@ -697,58 +697,55 @@ pub fn chunk_stats(
         ));
     }
     let k = cal.n_bins();
-    Ok((0..starts.len())
-        .into_par_iter()
-        .map(|c| {
-            let end = starts.get(c + 1).copied().unwrap_or(scores.len());
-            let rows = &scores[starts[c]..end];
-            let mut counts = vec![0.0; k];
-            let mut sums = vec![0.0; k];
-            let mut by_bin: Vec<Vec<f64>> = vec![Vec::new(); if concordance { k } else { 0 }];
-            let (mut labelled_pos, mut labelled_neg) = (vec![0.0; k], vec![0.0; k]);
-            for (r, &s) in rows.iter().enumerate() {
-                let b = cal.bin_of(s);
-                counts[b] += 1.0;
-                sums[b] += s;
-                if concordance {
-                    by_bin[b].push(s);
-                }
-                if let Some(labels) = labels {
-                    let y = labels[starts[c] + r];
-                    if y == 1.0 {
-                        labelled_pos[b] += 1.0;
-                    } else if y == 0.0 {
-                        labelled_neg[b] += 1.0;
-                    }
+    parallel::map(starts.len(), |c| {
+        let end = starts.get(c + 1).copied().unwrap_or(scores.len());
+        let rows = &scores[starts[c]..end];
+        let mut counts = vec![0.0; k];
+        let mut sums = vec![0.0; k];
+        let mut by_bin: Vec<Vec<f64>> = vec![Vec::new(); if concordance { k } else { 0 }];
+        let (mut labelled_pos, mut labelled_neg) = (vec![0.0; k], vec![0.0; k]);
+        for (r, &s) in rows.iter().enumerate() {
+            let b = cal.bin_of(s);
+            counts[b] += 1.0;
+            sums[b] += s;
+            if concordance {
+                by_bin[b].push(s);
+            }
+            if let Some(labels) = labels {
+                let y = labels[starts[c] + r];
+                if y == 1.0 {
+                    labelled_pos[b] += 1.0;
+                } else if y == 0.0 {
+                    labelled_neg[b] += 1.0;
                 }
             }
-            let mean_score = (0..k)
-                .map(|i| {
-                    if counts[i] > 0.0 {
-                        sums[i] / counts[i]
-                    } else {
-                        let (low, high) = cal.bounds(i);
-                        0.5 * (low + high)
-                    }
-                })
-                .collect();
-            let perfect_concordance = if concordance {
-                by_bin
-                    .iter_mut()
-                    .map(|values| calibrated_concordance(values))
-                    .collect()
-            } else {
-                vec![0.5; k]
-            };
-            ChunkStats {
-                counts,
-                mean_score,
-                perfect_concordance,
-                labelled_pos,
-                labelled_neg,
-            }
+        }
+        let mean_score = (0..k)
+            .map(|i| {
+                if counts[i] > 0.0 {
+                    sums[i] / counts[i]
+                } else {
+                    let (low, high) = cal.bounds(i);
+                    0.5 * (low + high)
+                }
+            })
+            .collect();
+        let perfect_concordance = if concordance {
+            by_bin
+                .iter_mut()
+                .map(|values| calibrated_concordance(values))
+                .collect()
+        } else {
+            vec![0.5; k]
+        };
+        Ok(ChunkStats {
+            counts,
+            mean_score,
+            perfect_concordance,
+            labelled_pos,
+            labelled_neg,
         })
-        .collect())
+    })
 }
 
 /// Concordance within a bin if each score were its row's probability of being positive: a row
@@ -867,7 +864,7 @@ pub fn estimate(
         )?),
         Mode::Perfect => None,
     };
-    let mut out = alloc_output(rows * n_draws * chunks.len());
+    let mut out = alloc_output(rows * n_draws * chunks.len())?;
     if chunks.is_empty() {
         return Ok(out);
     }
@@ -883,12 +880,9 @@ pub fn estimate(
         n_draws,
     };
     let chunk_seeds: Vec<u64> = (0..chunks.len() as u64).map(|c| fork(seed, c)).collect();
-    out.par_chunks_mut(rows * n_draws)
-        .zip(chunks.par_iter())
-        .zip(chunk_seeds.par_iter())
-        .try_for_each(|((chunk_out, stats), &chunk_seed)| {
-            job.chunk(stats, &widths, chunk_out, rows, chunk_seed)
-        })?;
+    parallel::for_each_chunk(&mut out, rows * n_draws, |c, chunk_out| {
+        job.chunk(&chunks[c], &widths, chunk_out, rows, chunk_seeds[c])
+    })?;
     Ok(out)
 }
 
@@ -906,7 +900,7 @@ fn reference_draws(
     let rates: Vec<Beta> = (0..k)
         .map(|i| Beta::new(cal.pos[i] + 1.0, cal.neg[i] + 1.0))
         .collect::<Result<_>>()?;
-    let mut shared = alloc_output(2 * k * n_draws);
+    let mut shared = alloc_output(2 * k * n_draws)?;
     fill_blocks(&mut shared, 2 * k, n_draws, seed, |streams, rows| {
         for (i, row) in rows.iter_mut().enumerate() {
             let mut s = streams.sampler(i as u64);
@@ -920,7 +914,7 @@ fn reference_draws(
                 row.fill(0.5);
             }
         }
-    });
+    })?;
     Ok(shared)
 }
 
@@ -1019,7 +1013,7 @@ impl Job<'_> {
                     rows_out[self.metrics.len()][d] = binned_auc(&pm, &nm, &c, noise, &mut sn);
                 }
             }
-        });
+        })?;
         Ok(())
     }
 }

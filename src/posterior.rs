@@ -6,24 +6,44 @@
 //! metric's samples are one contiguous array on the Python side.
 
 use crate::metrics::{self, Cells, ClassTotals, Metric, MulticlassMetric};
+use crate::parallel;
 use crate::rng::{BLOCK, fork, stream};
 use crate::sampling::{Beta, Sampler, dirichlet_shapes};
 use crate::{Error, Result};
-use rayon::prelude::*;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Upper bound on the number of values one kernel call may allocate (2^31 doubles = 16 GiB).
 pub const MAX_OUTPUT: usize = 1 << 31;
 
-/// A zeroed output buffer of `len` values. Large buffers are advised to use transparent huge
-/// pages: a fresh 40 MB buffer otherwise costs ~10,000 first-touch page faults, which took
-/// longer than drawing the samples into it (and serialise across threads).
-pub fn alloc_output(len: usize) -> Vec<f64> {
-    let out = vec![0.0f64; len];
+/// A zeroed output buffer of `len` values, or [`Error::OutOfMemory`] when the allocator has
+/// no room (e.g. under `ulimit -v`) — a Rust `vec!` would abort the whole process instead.
+/// Large buffers are advised to use transparent huge pages: a fresh 40 MB buffer otherwise
+/// costs ~10,000 first-touch page faults, which took longer than drawing the samples into it
+/// (and serialise across threads).
+pub fn alloc_output(len: usize) -> Result<Vec<f64>> {
+    let out = zeroed(len).ok_or(Error::OutOfMemory {
+        bytes: len.saturating_mul(std::mem::size_of::<f64>()),
+    })?;
     #[cfg(target_os = "linux")]
     advise_huge_pages(&out);
-    out
+    Ok(out)
+}
+
+/// `vec![0.0; len]` that reports a failed allocation instead of aborting. Zeroed memory comes
+/// straight from the allocator (`calloc`): the pages are only touched when first written.
+fn zeroed(len: usize) -> Option<Vec<f64>> {
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<f64>(len).ok()?;
+    // SAFETY: the layout has a non-zero size; all-zero bits are the f64 0.0.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<f64>();
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` comes from the global allocator with exactly the layout of a Vec<f64> of
+    // capacity `len`, and all `len` values are initialised (zero).
+    Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
 #[cfg(target_os = "linux")]
@@ -74,19 +94,22 @@ fn check_counts(data: &[f64]) -> Result<()> {
 
 /// Fill a row-major (n_rows × n_cols) buffer block by block in parallel. `kernel` receives the
 /// block's random streams and one mutable slice per row covering the block's columns. Block
-/// `b` always gets the same streams, whatever thread runs it.
-///
-/// The calling thread works too: it claims blocks from a shared counter alongside
-/// `current_num_threads() − 1` helper jobs on the pool. A call from Python (not a pool thread)
-/// then starts drawing at once instead of waiting for sleeping workers to wake — on a busy or
-/// virtualised machine that wake-up can cost as much as a 100,000-draw kernel — and a helper
-/// that wakes late simply finds fewer blocks left. With one thread nothing touches the pool.
-pub fn fill_blocks<F>(out: &mut [f64], n_rows: usize, n_cols: usize, seed: u64, kernel: F)
+/// `b` always gets the same streams, whatever thread runs it. Blocks are the units of
+/// [`parallel::for_each`]: the calling thread starts drawing at once instead of waiting for
+/// sleeping workers to wake (on a busy or virtualised machine that wake-up can cost as much as
+/// a 100,000-draw kernel), and a watched call stops between blocks.
+pub fn fill_blocks<F>(
+    out: &mut [f64],
+    n_rows: usize,
+    n_cols: usize,
+    seed: u64,
+    kernel: F,
+) -> Result<()>
 where
     F: Fn(BlockStreams, &mut [&mut [f64]]) + Sync + Send,
 {
     if n_rows == 0 || n_cols == 0 {
-        return;
+        return Ok(());
     }
     let n_blocks = n_cols.div_ceil(BLOCK);
     let mut blocks: Vec<Vec<&mut [f64]>> =
@@ -96,38 +119,17 @@ where
             block.push(chunk);
         }
     }
-    // Each block is claimed exactly once (the counter hands out every index once); the mutex
-    // only moves the block's slices to the thread that claimed it.
+    // Each block is claimed exactly once; the mutex only moves its slices to that thread.
     let blocks: Vec<Mutex<Vec<&mut [f64]>>> = blocks.into_iter().map(Mutex::new).collect();
-    let next = AtomicUsize::new(0);
-    let work = || {
-        loop {
-            let b = next.fetch_add(1, Ordering::Relaxed);
-            if b >= n_blocks {
-                break;
-            }
-            let mut rows =
-                std::mem::take(&mut *blocks[b].lock().unwrap_or_else(|e| e.into_inner()));
-            let streams = BlockStreams {
-                seed: fork(seed, b as u64),
-                block: b,
-            };
-            kernel(streams, &mut rows);
-        }
-    };
-    let helpers = rayon::current_num_threads()
-        .saturating_sub(1)
-        .min(n_blocks - 1);
-    if helpers == 0 {
-        work();
-        return;
-    }
-    rayon::in_place_scope(|scope| {
-        for _ in 0..helpers {
-            scope.spawn(|_| work());
-        }
-        work();
-    });
+    parallel::for_each(n_blocks, |b| {
+        let mut rows = std::mem::take(&mut *parallel::lock(&blocks[b]));
+        let streams = BlockStreams {
+            seed: fork(seed, b as u64),
+            block: b,
+        };
+        kernel(streams, &mut rows);
+        Ok(())
+    })
 }
 
 /// The random streams of one block: `sampler(k)` is sub-stream k of the block. Kernels give
@@ -172,7 +174,7 @@ pub fn binary_metric_draws(
     zero_division: f64,
 ) -> Result<Vec<f64>> {
     check_draws(n_draws, metrics.len())?;
-    let mut out = alloc_output(metrics.len() * n_draws);
+    let mut out = alloc_output(metrics.len() * n_draws)?;
     binary_metric_draws_into(alpha, metrics, seed, zero_division, &mut out)?;
     Ok(out)
 }
@@ -214,7 +216,7 @@ pub fn binary_metric_draws_into(
         for (row, metric) in rows.iter_mut().zip(metrics) {
             metric.eval_into(tp, fp, tn, fn_, zero_division, row);
         }
-    });
+    })?;
     Ok(())
 }
 
@@ -257,7 +259,7 @@ pub fn multiclass_metric_draws(
         .iter()
         .map(|m| m.counted_classes(&observed.view()))
         .collect();
-    let mut out = alloc_output(metrics.len() * n_draws);
+    let mut out = alloc_output(metrics.len() * n_draws)?;
     fill_blocks(&mut out, metrics.len(), n_draws, seed, |streams, rows| {
         let mut s = streams.sampler(0);
         let (mut actual, mut predicted, mut correct) = (vec![0.0; k], vec![0.0; k], vec![0.0; k]);
@@ -287,7 +289,7 @@ pub fn multiclass_metric_draws(
                 row[i] = metric.eval_counted(&totals, zero_division, counted);
             }
         }
-    });
+    })?;
     Ok(out)
 }
 
@@ -349,7 +351,7 @@ pub fn paired_metric_draws(
                 .collect()
         }
     };
-    let mut out = alloc_output(2 * n_draws);
+    let mut out = alloc_output(2 * n_draws)?;
     fill_blocks(&mut out, 2, n_draws, seed, |streams, rows| {
         let mut s = streams.sampler(0);
         let (mut a, mut b) = (vec![0.0; k * k], vec![0.0; k * k]);
@@ -390,7 +392,7 @@ pub fn paired_metric_draws(
                 };
             }
         }
-    });
+    })?;
     Ok(out)
 }
 
@@ -398,10 +400,10 @@ pub fn paired_metric_draws(
 pub fn beta_draws(a: f64, b: f64, n_draws: usize, seed: u64) -> Result<Vec<f64>> {
     check_draws(n_draws, 1)?;
     let beta = Beta::new(a, b)?;
-    let mut out = alloc_output(n_draws);
+    let mut out = alloc_output(n_draws)?;
     fill_blocks(&mut out, 1, n_draws, seed, |streams, rows| {
         beta.fill(streams.sampler(0), streams.sampler(1), rows[0]);
-    });
+    })?;
     Ok(out)
 }
 
@@ -416,15 +418,14 @@ pub fn dirichlet_draws(alpha: &[f64], n_draws: usize, seed: u64) -> Result<Vec<f
     check_draws(n_draws, k)?;
     let shapes = dirichlet_shapes(alpha)?;
     // Draw-major output is a single "row" per block of BLOCK draws × k cells.
-    let mut out = alloc_output(k * n_draws);
-    out.par_chunks_mut(BLOCK * k)
-        .enumerate()
-        .for_each(|(b, chunk)| {
-            let mut s = Sampler::new(stream(fork(seed, b as u64), 0));
-            for draw in chunk.chunks_mut(k) {
-                s.dirichlet(&shapes, draw);
-            }
-        });
+    let mut out = alloc_output(k * n_draws)?;
+    parallel::for_each_chunk(&mut out, BLOCK * k, |b, chunk| {
+        let mut s = Sampler::new(stream(fork(seed, b as u64), 0));
+        for draw in chunk.chunks_mut(k) {
+            s.dirichlet(&shapes, draw);
+        }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -437,6 +438,21 @@ mod tests {
             .iter()
             .map(|n| Metric::from_name(n, 1.0).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn an_impossible_buffer_is_an_error_not_an_abort() {
+        // Too large for a layout, and too large for any allocator.
+        for len in [usize::MAX / 4, 1 << 57] {
+            assert_eq!(
+                alloc_output(len),
+                Err(Error::OutOfMemory {
+                    bytes: len.saturating_mul(8)
+                })
+            );
+        }
+        assert_eq!(alloc_output(0), Ok(vec![]));
+        assert_eq!(alloc_output(3), Ok(vec![0.0; 3]));
     }
 
     #[test]

@@ -6,12 +6,12 @@
 //! threads, nor on which other segments are in the call.
 
 use crate::metrics::Metric;
+use crate::parallel;
 use crate::posterior::{alloc_output, binary_metric_draws_into, check_draws};
 use crate::rng::fork;
 use crate::special;
 use crate::summary;
 use crate::{Error, Result};
-use rayon::prelude::*;
 
 /// Per-segment K × K counts (row-major, rows = true class) of rows with class codes `truth`,
 /// `predicted` (< k) and segment codes `segment` (< n_segments), weighted by `weights`
@@ -52,16 +52,13 @@ pub fn segment_counts(
     // Partial counts per chunk of rows, added in chunk order: the same sums (and, for
     // fractional weights, the same rounding) whatever the thread count.
     const ROWS: usize = 1 << 16;
-    let partials: Vec<Vec<f64>> = (0..n.div_ceil(ROWS))
-        .into_par_iter()
-        .map(|c| {
-            let mut counts = vec![0.0; cells];
-            for i in c * ROWS..((c + 1) * ROWS).min(n) {
-                counts[cell(i)] += weights.map_or(1.0, |w| w[i]);
-            }
-            counts
-        })
-        .collect();
+    let partials: Vec<Vec<f64>> = parallel::map(n.div_ceil(ROWS), |c| {
+        let mut counts = vec![0.0; cells];
+        for i in c * ROWS..((c + 1) * ROWS).min(n) {
+            counts[cell(i)] += weights.map_or(1.0, |w| w[i]);
+        }
+        Ok(counts)
+    })?;
     let mut total = vec![0.0; cells];
     for partial in partials {
         total.iter_mut().zip(partial).for_each(|(t, p)| *t += p);
@@ -118,29 +115,27 @@ pub fn segment_draws(
     let s = check_cells(cells, &alpha0)?;
     let rows = metrics.len().max(1);
     check_draws(n_draws, s.saturating_mul(rows))?;
-    let mut out = alloc_output(s * metrics.len() * n_draws);
+    let mut out = alloc_output(s * metrics.len() * n_draws)?;
     if metrics.is_empty() {
         return Ok(out);
     }
-    out.par_chunks_mut(metrics.len() * n_draws)
-        .zip(cells.par_chunks(4))
-        .enumerate()
-        .try_for_each(|(segment, (draws, c))| {
-            let alpha = [
-                c[0] + alpha0[0],
-                c[1] + alpha0[1],
-                c[2] + alpha0[2],
-                c[3] + alpha0[3],
-            ];
-            binary_metric_draws_into(
-                alpha,
-                metrics,
-                fork(seed, segment as u64),
-                zero_division,
-                draws,
-            )
-            .map_err(|e| Error::invalid(format!("segment {segment}: {e}")))
-        })?;
+    parallel::for_each_chunk(&mut out, metrics.len() * n_draws, |segment, draws| {
+        let c = &cells[4 * segment..4 * segment + 4];
+        let alpha = [
+            c[0] + alpha0[0],
+            c[1] + alpha0[1],
+            c[2] + alpha0[2],
+            c[3] + alpha0[3],
+        ];
+        binary_metric_draws_into(
+            alpha,
+            metrics,
+            fork(seed, segment as u64),
+            zero_division,
+            draws,
+        )
+        .map_err(|e| e.context(format_args!("segment {segment}")))
+    })?;
     Ok(out)
 }
 
@@ -175,56 +170,54 @@ pub fn segment_summaries(
     if metrics.is_empty() {
         return Ok(out);
     }
-    out.par_chunks_mut(metrics.len() * width)
-        .zip(cells.par_chunks(4))
-        .enumerate()
-        .try_for_each_init(
-            || vec![0.0; sampled.len() * n_draws],
-            |scratch, (segment, (summaries, c))| {
-                let fail = |e: Error| Error::invalid(format!("segment {segment}: {e}"));
-                if !sampled.is_empty() {
-                    let alpha = [
-                        c[0] + alpha0[0],
-                        c[1] + alpha0[1],
-                        c[2] + alpha0[2],
-                        c[3] + alpha0[3],
-                    ];
-                    binary_metric_draws_into(
-                        alpha,
-                        &sampled,
-                        fork(seed, segment as u64),
-                        zero_division,
-                        scratch,
-                    )
-                    .map_err(fail)?;
-                }
-                let mut next_sampled = 0;
-                for (metric, target) in metrics.iter().zip(summaries.chunks_mut(width)) {
-                    let values = match metric {
-                        SegmentMetric::Sampled(_) => {
-                            let row =
-                                &scratch[next_sampled * n_draws..(next_sampled + 1) * n_draws];
-                            next_sampled += 1;
-                            sample_summary(row, ci).map_err(fail)?
-                        }
-                        SegmentMetric::Exact {
-                            success,
-                            failure,
-                            a0,
-                            b0,
-                        } => {
-                            let pick = |mask: &[bool; 4]| -> f64 {
-                                (0..4).filter(|&i| mask[i]).map(|i| c[i]).sum()
-                            };
-                            beta_summary(pick(success) + a0, pick(failure) + b0, ci)
-                                .map_err(fail)?
-                        }
-                    };
-                    target.copy_from_slice(&values);
-                }
-                Ok(())
-            },
-        )?;
+    parallel::for_each_chunk_init(
+        &mut out,
+        metrics.len() * width,
+        || vec![0.0; sampled.len() * n_draws],
+        |scratch, segment, summaries| {
+            let c = &cells[4 * segment..4 * segment + 4];
+            let fail = |e: Error| e.context(format_args!("segment {segment}"));
+            if !sampled.is_empty() {
+                let alpha = [
+                    c[0] + alpha0[0],
+                    c[1] + alpha0[1],
+                    c[2] + alpha0[2],
+                    c[3] + alpha0[3],
+                ];
+                binary_metric_draws_into(
+                    alpha,
+                    &sampled,
+                    fork(seed, segment as u64),
+                    zero_division,
+                    scratch,
+                )
+                .map_err(fail)?;
+            }
+            let mut next_sampled = 0;
+            for (metric, target) in metrics.iter().zip(summaries.chunks_mut(width)) {
+                let values = match metric {
+                    SegmentMetric::Sampled(_) => {
+                        let row = &scratch[next_sampled * n_draws..(next_sampled + 1) * n_draws];
+                        next_sampled += 1;
+                        sample_summary(row, ci).map_err(fail)?
+                    }
+                    SegmentMetric::Exact {
+                        success,
+                        failure,
+                        a0,
+                        b0,
+                    } => {
+                        let pick = |mask: &[bool; 4]| -> f64 {
+                            (0..4).filter(|&i| mask[i]).map(|i| c[i]).sum()
+                        };
+                        beta_summary(pick(success) + a0, pick(failure) + b0, ci).map_err(fail)?
+                    }
+                };
+                target.copy_from_slice(&values);
+            }
+            Ok(())
+        },
+    )?;
     Ok(out)
 }
 

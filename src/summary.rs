@@ -5,8 +5,8 @@
 //! sorting all n samples we partition around the tails (O(n)) and sort just those — for
 //! ci = 0.95 about a tenth of the data.
 
+use crate::parallel;
 use crate::{Error, Result};
-use rayon::prelude::*;
 
 /// Number of samples an interval of probability `ci` must hold: ⌈ci·n⌉, where products within
 /// 1e-9 of an integer count as that integer (0.95 · 10000 is 9500, not 9501).
@@ -57,6 +57,8 @@ fn keys(samples: &[f64]) -> Result<Vec<i64>> {
     if nan {
         return Err(Error::invalid("samples contain NaN"));
     }
+    // Summaries of 10⁸ samples take a second: they stop between their O(n) passes.
+    parallel::checkpoint()?;
     Ok(keys)
 }
 
@@ -110,6 +112,7 @@ pub fn hdi(samples: &[f64], ci: f64) -> Result<(f64, f64)> {
     }
     // Order statistics 0..starts to the front (then sorted), first_end..n to the back (sorted).
     scratch.select_nth_unstable(starts - 1);
+    parallel::checkpoint()?;
     let (low, rest) = scratch.split_at_mut(starts);
     let offset = first_end - starts;
     let sort_high = |rest: &mut [i64]| {
@@ -253,6 +256,7 @@ pub fn summarize(samples: &[f64], ci: f64) -> Result<Summary> {
     // Low tail (order statistics 0..starts) to the front, high tail (first_end..n) to the back,
     // each sorted; the median's order statistics lo and lo + 1 are in the middle part.
     scratch.select_nth_unstable(starts - 1);
+    parallel::checkpoint()?;
     let (low, rest) = scratch.split_at_mut(starts);
     low.sort_unstable();
     let offset = first_end - starts;
@@ -368,7 +372,11 @@ pub fn linear_binning(values: &[f64], low: f64, step: f64, m: usize) -> Result<V
     if values.len() <= BINNING_CHUNK {
         return Ok(bin_chunk(values));
     }
-    let partial: Vec<Vec<f64>> = values.par_chunks(BINNING_CHUNK).map(bin_chunk).collect();
+    let partial: Vec<Vec<f64>> = parallel::map(values.len().div_ceil(BINNING_CHUNK), |c| {
+        Ok(bin_chunk(
+            &values[c * BINNING_CHUNK..((c + 1) * BINNING_CHUNK).min(values.len())],
+        ))
+    })?;
     let mut total = vec![0.0; m];
     for weights in &partial {
         for (t, w) in total.iter_mut().zip(weights) {
