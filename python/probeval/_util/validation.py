@@ -273,3 +273,93 @@ def check_rope(rope: Any) -> Interval:
     if math.isnan(low) or math.isnan(high) or low > high:
         raise ValueError(f"rope must satisfy lo <= hi, got {rope!r}")
     return (low, high)
+
+
+#: Requests below this many bytes are not checked against the free memory (reading it costs
+#: tens of microseconds, and such a request fits anywhere probeval runs).
+MEMORY_CHECK_FROM = 64 * 2**20
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate, or None when the platform does not say.
+
+    The least of the machine's available memory (``MemAvailable`` plus free swap), the
+    control group's limit less its usage (a container's ``--memory``), and the address-space
+    limit (``ulimit -v``, ``RLIMIT_AS``) less the address space in use. Only Linux reports all
+    three; elsewhere only the address-space limit is known.
+    """
+    limits = []
+    meminfo = _read_fields("/proc/meminfo")
+    if "MemAvailable" in meminfo:
+        limits.append((meminfo["MemAvailable"] + meminfo.get("SwapFree", 0)) * 1024)
+    cgroup = _cgroup_room()
+    if cgroup is not None:
+        limits.append(cgroup)
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        soft = -1
+    if soft not in (-1, getattr(resource, "RLIM_INFINITY", -1)):
+        in_use = _read_fields("/proc/self/status").get("VmSize", 0) * 1024
+        limits.append(max(soft - in_use, 0))
+    return min(limits) if limits else None
+
+
+def _read_fields(path: str) -> dict[str, int]:
+    """``Name: value kB`` lines of a /proc file as {name: value}; empty if unreadable."""
+    fields = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                name, _, rest = line.partition(":")
+                parts = rest.split()
+                if parts and parts[0].isdigit():
+                    fields[name] = int(parts[0])
+    except OSError:
+        pass
+    return fields
+
+
+def _cgroup_room() -> int | None:
+    """Bytes left under this process's cgroup v2 memory limit, None if it has none."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            path = next(line[3:].strip() for line in f if line.startswith("0::"))
+        base = "/sys/fs/cgroup" + path.rstrip("/")
+        with open(f"{base}/memory.max") as f:
+            limit = f.read().strip()
+        with open(f"{base}/memory.current") as f:
+            current = int(f.read())
+    except (OSError, StopIteration, ValueError):
+        return None
+    return None if limit == "max" else max(int(limit) - current, 0)
+
+
+def format_bytes(n: float) -> str:
+    """``3.2 GiB``-style size for messages."""
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_memory(n_values: int, *, request: str, alternative: str) -> None:
+    """Fail up front, with a ``MemoryError`` that says what to do instead, when a request's
+    ``n_values`` doubles cannot fit in the memory still available (see
+    :func:`available_memory`), rather than be killed by the operating system halfway.
+
+    ``request`` names the parameters that set the size (``"n_samples=10000000 for 5 metrics"``);
+    ``alternative`` says how to ask for less (``"pass summaries_only=True"``).
+    """
+    needed = 8 * n_values
+    if needed < MEMORY_CHECK_FROM:
+        return
+    room = available_memory()
+    if room is not None and needed > room:
+        raise MemoryError(
+            f"{request} needs {format_bytes(needed)} ({n_values:,} values), but only "
+            f"{format_bytes(room)} of memory is available; {alternative}"
+        )

@@ -12,6 +12,7 @@ from probeval._util.rng import seed_from
 from probeval._util.validation import (
     as_float_1d,
     check_ci,
+    check_memory,
     check_n_samples,
     check_real,
     describe,
@@ -216,6 +217,11 @@ class Posterior:
 
     def _exact_draws(self, n_samples: int, seed: int) -> np.ndarray:
         assert self._beta is not None
+        check_memory(
+            n_samples,
+            request=f"n_samples={n_samples:,} for {self.metric}",
+            alternative="ask for fewer n_samples (an exact posterior needs none for its summaries)",
+        )
         draws = _core.beta_draws(self._beta[0], self._beta[1], n_samples, seed)
         if self._f1:
             draws = f1_of_jaccard(draws)

@@ -38,6 +38,7 @@ from probeval._util.validation import (
     as_weights,
     check_beta,
     check_ci,
+    check_memory,
     check_n_samples,
     check_rope,
     check_same_length,
@@ -412,6 +413,11 @@ def compare_paired(
     else:
         name, average, index = spec.core_spec()
         kernel_spec = ("multiclass", name, average, index)
+    check_memory(
+        2 * n,
+        request=f"n_samples={n:,} for two paired posteriors",
+        alternative="ask for fewer n_samples",
+    )
     draws = _core.paired_metric_draws(alpha, joint, kernel_spec, n, derive(seed, 0), beta, zd)
     observed = (cm_a._observed([spec], beta, zd)[0], cm_b._observed([spec], beta, zd)[0])
     common = Prior(resolved.base, label=resolved.label)

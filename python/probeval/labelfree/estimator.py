@@ -45,6 +45,7 @@ from probeval._util.validation import (
     as_probabilities,
     check_beta,
     check_ci,
+    check_memory,
     check_n_samples,
     check_open_unit,
     check_same_length,
@@ -474,6 +475,12 @@ class LabelFreeEstimator:
         binary = [m for m in self.metrics if m != "roc_auc"]
         want_auc = "roc_auc" in self.metrics
         options = (target, self.calibration, self.auc_within_bin == "concordance", want_auc)
+        realized_auc = truth is not None and want_auc
+        check_memory(
+            n * len(chunks) * (len(self.metrics) + realized_auc),
+            request=f"n_samples={n:,} for {len(self.metrics)} metric(s) in {len(chunks):,} chunks",
+            alternative="ask for fewer n_samples, or fewer (larger) chunks",
+        )
         drift_model = self._drift_for(chunks)
         drift = self._drift_args(drift_model)
         draws = _core.labelfree_estimate(

@@ -25,6 +25,7 @@ from probeval._util.validation import (
     as_probabilities,
     as_weights,
     check_beta,
+    check_memory,
     check_n_samples,
     check_same_length,
     check_threshold,
@@ -422,6 +423,11 @@ class ConfusionMatrix:
                     f1_laws.add(s.name)
         sampled = [s for s in specs if joint or s.name not in exact]
         kernels = {s.kernel for s in sampled}
+        check_memory(
+            n_samples * len(sampled),
+            request=f"n_samples={n_samples:,} for {len(sampled)} sampled metric(s)",
+            alternative="ask for fewer n_samples, or fewer metrics per call",
+        )
         if joint and len(kernels) > 1:
             raise ValueError(
                 "joint=True draws every metric from the same Dirichlet draws, so all metrics must "
@@ -528,6 +534,11 @@ class ConfusionMatrix:
             tp, fp, tn, fn = (float(matrix[BINARY_CELL_INDEX[c]]) for c in order)
             return (tp, fp, tn, fn)
 
+        check_memory(
+            n_samples * len(core_specs),
+            request=f"n_samples={n_samples:,} for {len(core_specs)} audited metric(s)",
+            alternative="ask for fewer n_samples, or fewer metrics per call",
+        )
         rows = _core.audited_metric_draws(
             cells(self._counts),
             audit.core_args(),

@@ -22,6 +22,7 @@ from probeval._util.validation import (
     MAX_EXACT_COUNT,
     check_beta,
     check_ci,
+    check_memory,
     check_n_samples,
     check_real,
     check_zero_division,
@@ -234,6 +235,9 @@ def metric_summary(
             "hdi_high": high,
         }
     alpha = (counts[0] + c, counts[1] + c, counts[2] + c, counts[3] + c)
+    check_memory(
+        n, request=f"n_samples={n:,} for {spec.name}", alternative="ask for fewer n_samples"
+    )
     draws = _core.binary_metric_draws(alpha, [spec.name], n, seed, beta_value, zero_value)
     mean, std, median, low, high = _core.sample_summary(draws[0], level)
     return {"mean": mean, "median": median, "std": std, "hdi_low": low, "hdi_high": high}

@@ -42,6 +42,7 @@ from probeval._util.validation import (
     as_float_1d,
     as_labels,
     as_weights,
+    check_memory,
     check_n_samples,
     check_real,
     check_same_length,
@@ -367,6 +368,11 @@ class ScoreSummary:
         observed = _core.auc_point(self._positives, self._negatives)
         bins = self.binned(setting.max_bins)
         want_auc, want_ap = "roc_auc" in names, "average_precision" in names
+        check_memory(
+            n_samples * (want_auc + want_ap),
+            request=f"n_samples={n_samples:,} for {want_auc + want_ap} score metric(s)",
+            alternative="ask for fewer n_samples",
+        )
         rows = _core.auc_draws(
             bins._positives, bins._negatives, setting.prior, n_samples, seed, want_auc, want_ap
         )
@@ -549,6 +555,15 @@ def _multiclass_posteriors(
 ) -> dict[str, Posterior]:
     k = len(data.n_bins)
     want_ap = any(s.base == "average_precision" for s in specs)
+    # Output rows: K + 2 per metric family; the copula join also holds 3 copies of its
+    # 2K (AUC, class totals) or 3K (with AP) joined quantities.
+    metric_rows = (k + 2) * (1 + want_ap)
+    joined = 0 if data.per_row else 3 * (3 if want_ap else 2) * k
+    check_memory(
+        n_samples * (metric_rows + joined),
+        request=f"n_samples={n_samples:,} for the one-vs-rest metrics of {k} classes",
+        alternative="ask for fewer n_samples",
+    )
     rows = _core.multiclass_auc_draws(
         data.bins, data.classes, data.weights, data.n_bins, n_samples, seed, want_ap, data.per_row
     )

@@ -28,6 +28,7 @@ from probeval._util.validation import (
     as_weights,
     check_beta,
     check_ci,
+    check_memory,
     check_n_samples,
     check_same_length,
     check_threshold,
@@ -505,6 +506,17 @@ def _observed_values(
     return out
 
 
+def _check_kept_draws(n: int, n_metrics: int, n_segments: int) -> None:
+    check_memory(
+        n * n_metrics * n_segments,
+        request=f"n_samples={n:,} for {n_metrics} sampled metric(s) in {n_segments:,} segments",
+        alternative=(
+            "pass summaries_only=True (seven numbers per segment and metric), or ask for fewer "
+            "n_samples"
+        ),
+    )
+
+
 def _binary(
     matrices: np.ndarray,
     keys: np.ndarray,
@@ -529,6 +541,7 @@ def _binary(
     posteriors = None
     if not summaries_only:
         sampled = [name for name, exact in core_specs if exact is None]
+        _check_kept_draws(n, len(sampled), len(cells))
         draws = (
             _core.segment_draws(cells, alpha0, sampled, n, kernel_seed, beta, zd)
             if sampled
@@ -577,6 +590,8 @@ def _general(
     summaries_only: bool,
 ) -> SegmentEvaluation:
     """Multiclass (or multiclass-style names): the matrix kernel, one segment at a time."""
+    if not summaries_only:
+        _check_kept_draws(n, len(specs), matrices.shape[0])
     stats = np.empty((matrices.shape[0], len(specs), len(STATISTICS)))
     observed = np.empty((matrices.shape[0], len(specs)))
     kept: list[dict[str, Posterior]] = []
