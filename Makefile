@@ -2,7 +2,7 @@
 PYTHON ?= python
 OUT ?= dist
 
-.PHONY: help develop test test-fast layers rust-lint rust-test lint docs wheel digest bench ci
+.PHONY: help develop test test-fast layers rust-lint rust-test lint docs wheel wheel-aarch64 sdist digest bench ci
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -35,8 +35,19 @@ lint: layers  ## ruff, ruff format and mypy --strict (needs .[lint])
 docs:  ## the documentation site, warnings as errors (needs .[docs])
 	$(PYTHON) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
-wheel:  ## the release wheel into $(OUT), checked by auditwheel
-	$(PYTHON) -m maturin build --release --auditwheel check --out $(OUT)
+# manylinux2014 (glibc >= 2.17) wheels, linked by zig so that no old-glibc container is needed
+# (pip install "maturin[zig]"); aarch64 is cross-compiled the same way (rustup target add
+# aarch64-unknown-linux-gnu).
+WHEEL = $(PYTHON) -m maturin build --release --zig --compatibility manylinux2014 --auditwheel check --out $(OUT)
+
+wheel:  ## the release wheel (x86_64, abi3, manylinux2014) into $(OUT)
+	$(WHEEL)
+
+wheel-aarch64:  ## the same wheel for aarch64 (cross-compiled with zig) into $(OUT)
+	$(WHEEL) --target aarch64-unknown-linux-gnu
+
+sdist:  ## the source distribution into $(OUT) (builds with plain pip install and a Rust toolchain)
+	$(PYTHON) -m maturin sdist --out $(OUT)
 
 digest:  ## one digest of every capability's outputs (must not change with threads or builds)
 	$(PYTHON) scripts/determinism_digest.py
