@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -69,6 +72,10 @@ CASES: dict[str, tuple[str, str]] = {
         "audit = pe.LabelAudit(reviewed_tp=200, mislabelled_tp=14, reviewed_fp=150,"
         " mislabelled_fp=30)",
         "pe.evaluate(cm, metrics=['precision', 'recall'], audit=audit, n_samples=60_000_000)",
+    ),
+    "ensemble statistics (100 models x 10^6 samples)": (
+        "proba = rng.random((100, 1_000_000))",
+        "pe.ensemble_report(proba, n_samples=1_000)",
     ),
     "summaries of 10^8 samples": (
         "samples = rng.random(100_000_000)",
@@ -212,6 +219,28 @@ def test_calls_from_other_threads_are_not_stopped_by_the_main_threads_signal() -
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[:2] == ["main interrupted", "True"]
+
+
+def test_the_command_line_ends_quietly_on_ctrl_c(tmp_path: Path) -> None:
+    # Exit status 130 (128 + SIGINT) and one line on stderr, no traceback.
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200_000)
+    score = np.clip(0.8 * rng.random(200_000) + 0.2 * y, 0, 1)
+    data = tmp_path / "scores.csv"
+    np.savetxt(data, np.column_stack([y, score]), delimiter=",", header="y,s", comments="")
+    command = [sys.executable, "-m", "probeval", "evaluate", str(data), "--y-true", "y"]
+    process = subprocess.Popen(
+        [*command, "--y-score", "s", "--samples", "3000000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip() == "probeval evaluate: interrupted"
 
 
 def main() -> None:

@@ -90,7 +90,8 @@ def test_oversize_requests_raise_memory_error_naming_the_way_out(
     for name in names:
         assert name in message, message
     if request_name != "core":
-        assert "GiB" in message and "available" in message, message
+        assert "GiB" in message, message
+        assert "available" in message, message
 
 
 def test_the_process_still_works_after_the_refusals(limited: dict[str, object]) -> None:
@@ -104,7 +105,8 @@ def test_the_process_still_works_after_the_refusals(limited: dict[str, object]) 
 def test_available_memory_reports_a_positive_size_on_linux() -> None:
     room = validation.available_memory()
     if sys.platform.startswith("linux"):
-        assert isinstance(room, int) and room > 0
+        assert isinstance(room, int)
+        assert room > 0
 
 
 def test_check_memory_compares_the_request_with_the_room(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -778,6 +778,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # e.g. `probeval demo | head`
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: the shell's convention, 128 + SIGINT, no traceback
+        print(f"probeval {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError as error:
+        print(f"probeval {args.command}: error: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
