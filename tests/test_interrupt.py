@@ -248,11 +248,12 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--case", default="", help="only the cases whose name contains this")
     args = parser.parse_args()
     delays = np.random.default_rng(2026).uniform(0.3, 1.0, args.repeats)
     print(f"SIGINT latency over {args.repeats} signal times ~ U(0.3, 1.0) s")
     print(f"{'entry point':46} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
-    for name in CASES:
+    for name in (n for n in CASES if args.case in n):
         latencies = []
         for delay in delays:
             result = run_case(name, float(delay))

@@ -37,6 +37,7 @@ from probeval._util.classes import (
     python_value,
     resolve_labels,
 )
+from probeval._util.equality import ValueEquality
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -163,7 +164,7 @@ class GroupResult:
     metrics: dict[str, Posterior]
 
 
-class EnsembleReport:
+class EnsembleReport(ValueEquality):
     """Everything :func:`ensemble_report` computes; ``summary()`` and ``gaps_table()`` print it."""
 
     def __init__(

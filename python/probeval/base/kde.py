@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from probeval import _core
+from probeval._util.equality import ValueEquality
 from probeval._util.validation import as_float_1d, check_real, describe
 
 __all__ = ["KDE", "kde", "kde_bandwidth"]
@@ -57,8 +58,8 @@ def _rule_bandwidth(rule: str, n: int, sd: float) -> float:
     return float(sd * (n * 3.0 / 4.0) ** (-1.0 / 5.0))
 
 
-@dataclass(frozen=True)
-class KDE:
+@dataclass(frozen=True, eq=False)
+class KDE(ValueEquality):
     """A density evaluated on a grid. Call it to interpolate at any points."""
 
     grid: np.ndarray

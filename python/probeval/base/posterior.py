@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol, overload
 import numpy as np
 
 from probeval import _core
+from probeval._util.equality import ValueEquality
 from probeval._util.rng import seed_from
 from probeval._util.validation import (
     as_float_1d,
@@ -60,7 +61,7 @@ def _shape_like(values: np.ndarray, scalar: bool, template: Any) -> Any:
     return values.reshape(np.shape(template))
 
 
-class Posterior:
+class Posterior(ValueEquality):
     """Posterior distribution of one performance metric.
 
     A posterior holds samples, and — for proportion metrics such as accuracy, precision or
@@ -88,6 +89,7 @@ class Posterior:
         "metric",
         "observed",
     )
+    _not_compared = ("_kde",)
 
     def __init__(
         self,
@@ -119,6 +121,13 @@ class Posterior:
         if samples is not None:
             samples.setflags(write=False)
         self._samples = samples
+
+    def _compared_state(self) -> dict[str, Any]:
+        # An exact posterior's samples are a cache: its seed and n_samples define them.
+        compared = super()._compared_state()
+        if self._beta is not None:
+            compared.pop("_samples", None)
+        return compared
 
     # ------------------------------------------------------------------ construction
 

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from probeval import _core
+from probeval._util.equality import ValueEquality
 from probeval._util.validation import as_count_matrix, describe
 from probeval.base.metrics import BINARY_CELL_INDEX
 
@@ -75,17 +76,23 @@ def check_pseudo_counts(name: str, values: Any) -> None:
 
 
 @dataclass(frozen=True, eq=False)
-class Prior:
+class Prior(ValueEquality):
     """Pseudo-counts added to a confusion matrix.
 
     Parameters
     ----------
-    base : float or ndarray
-        The prior proper: pseudo-counts per cell, a number or a K x K array.
+    base : float, str or ndarray
+        The prior proper: pseudo-counts per cell, a number >= 0, a name (``"uniform"``,
+        ``"jeffreys"``, ``"haldane"``) or a K x K array.
     data : ndarray, optional
         Counts of earlier data absorbed by sequential updating (K x K), added like counts.
     label : str
-        A short description used in reprs and summaries.
+        A short description used in reprs and summaries (a name gives its own).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For anything else, naming ``prior`` (or ``prior.data``) and the value.
     """
 
     base: float | np.ndarray
@@ -93,10 +100,47 @@ class Prior:
     label: str = "custom"
 
     def __post_init__(self) -> None:
-        if isinstance(self.base, np.ndarray):
-            self.base.setflags(write=False)
+        # Validated like the prior= argument it stands for: a Prior built by hand must not
+        # fail later, somewhere that does not name it. (Frozen: fields are set through object.)
+        base: Any = self.base  # user input, whatever the annotation says
+        label: Any = self.label
+        if isinstance(base, str):
+            key = base.strip().lower()
+            if key not in NAMED_PRIORS:
+                names = ", ".join(repr(n) for n in NAMED_PRIORS)
+                raise ValueError(f"unknown prior {base!r}; named priors are {names}")
+            object.__setattr__(self, "base", NAMED_PRIORS[key])
+            if label == "custom":
+                object.__setattr__(self, "label", key)
+        elif isinstance(base, (bool, np.bool_)):
+            raise TypeError(
+                f"prior must be a number >= 0, a name or a K x K array, got {describe(base)}"
+            )
+        elif isinstance(base, numbers.Real):
+            value = float(base)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"prior must be a finite number >= 0, got {base!r}")
+            check_pseudo_counts("prior", value)
+            object.__setattr__(self, "base", value)
+        elif isinstance(base, np.ndarray):
+            matrix = as_count_matrix("prior", base, whole=False)
+            check_pseudo_counts("prior", matrix)
+            matrix.setflags(write=False)
+            object.__setattr__(self, "base", matrix)
+        else:
+            raise TypeError(
+                f"prior must be a number >= 0, a name or a K x K array, got {describe(base)}"
+            )
         if self.data is not None:
-            self.data.setflags(write=False)
+            data = as_count_matrix("prior.data", self.data, whole=False)
+            if isinstance(self.base, np.ndarray) and data.shape != self.base.shape:
+                raise ValueError(
+                    f"prior.data has shape {data.shape} but the prior is {self.base.shape}"
+                )
+            data.setflags(write=False)
+            object.__setattr__(self, "data", data)
+        if not isinstance(label, str):
+            raise TypeError(f"prior label must be a string, got {describe(label)}")
 
     @property
     def n_classes(self) -> int | None:

@@ -30,6 +30,7 @@ import numpy as np
 
 from probeval import _core
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
+from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
 from probeval._util.rng import derive, seed_from
 from probeval._util.validation import (
@@ -53,7 +54,7 @@ from probeval.labels.confusion import ConfusionMatrix
 __all__ = ["Comparison", "compare", "compare_paired", "vs_random"]
 
 
-class Comparison:
+class Comparison(ValueEquality):
     """The posterior of the difference ``a - b`` of one metric between two classifiers."""
 
     __slots__ = ("_difference", "a", "b", "metric", "paired", "random", "rope")

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from probeval._util.equality import ValueEquality
 from probeval._util.validation import describe
 
 __all__ = ["PERIODS", "Chunk", "make_chunks"]
@@ -19,8 +20,8 @@ __all__ = ["PERIODS", "Chunk", "make_chunks"]
 PERIODS = ("h", "D", "W", "M", "Q", "Y")
 
 
-@dataclass(frozen=True)
-class Chunk:
+@dataclass(frozen=True, eq=False)
+class Chunk(ValueEquality):
     """One chunk of rows: ``rows`` are its positions in the input."""
 
     index: int

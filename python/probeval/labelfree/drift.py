@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from probeval._util.equality import ValueEquality
+
 __all__ = ["Drift", "learn_drift", "merge_periods", "period_sums", "shift_diagnostic"]
 
 #: Points of the shift and tilt grids (equally spaced; the core smooths each over its step).
@@ -48,8 +50,8 @@ _TAU_MAX = 2.0
 _STABLE = 0.2
 
 
-@dataclass(frozen=True)
-class Drift:
+@dataclass(frozen=True, eq=False)
+class Drift(ValueEquality):
     """Fitted drift: per bin the within-bin slope, its standard error and the reference mean
     score; the grids and prior log-densities of a period's shift and tilt, the centre of the
     tilt; the bin-specific sd; posterior mean sds of shift and tilt (for reports); the periods'

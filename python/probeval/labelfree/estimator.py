@@ -36,6 +36,7 @@ import numpy as np
 
 from probeval import _core
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
+from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
@@ -128,7 +129,7 @@ def _check_metrics(metrics: Any) -> list[str]:
     return resolved
 
 
-class LabelFreeEstimator:
+class LabelFreeEstimator(ValueEquality):
     """Estimate a binary classifier's performance on data without labels.
 
     Parameters
@@ -519,7 +520,7 @@ class LabelFreeEstimator:
         return LabelFreeEstimate(
             results,
             names,
-            reference=lambda: self._reference_posteriors(names, n, beta, zd),
+            reference=_ReferencePosteriors(self, names, n, beta, zd),
             target=target,
             calibration=self.calibration,
             method=self.method,
@@ -860,7 +861,33 @@ def _no_worse(estimate: Posterior, reference: Posterior, ci: float) -> Decision 
     return None
 
 
-class _ChunkResult:
+class _ReferencePosteriors(ValueEquality):
+    """The reference's posteriors that an estimate's decisions compare with, made on first use;
+    an object rather than a closure so that estimates pickle and compare."""
+
+    __slots__ = ("beta", "estimator", "metrics", "n_samples", "zero_division")
+
+    def __init__(
+        self,
+        estimator: LabelFreeEstimator,
+        metrics: list[str],
+        n_samples: int,
+        beta: float,
+        zero_division: float,
+    ) -> None:
+        self.estimator = estimator
+        self.metrics = metrics
+        self.n_samples = n_samples
+        self.beta = beta
+        self.zero_division = zero_division
+
+    def __call__(self) -> dict[str, Posterior]:
+        return self.estimator._reference_posteriors(
+            self.metrics, self.n_samples, self.beta, self.zero_division
+        )
+
+
+class _ChunkResult(ValueEquality):
     __slots__ = ("chunk", "estimates", "realized")
 
     def __init__(
@@ -874,13 +901,15 @@ class _ChunkResult:
         self.realized = realized
 
 
-class LabelFreeEstimate:
+class LabelFreeEstimate(ValueEquality):
     """Estimated posteriors per chunk and metric (from :meth:`LabelFreeEstimator.estimate`).
 
     ``result.posterior("f1", chunk=2)`` is a :class:`Posterior`; ``chunk`` is an index or a
     chunk key (e.g. "2024-03" for monthly chunks). :meth:`summary` is the table of all chunks;
     with labels given to ``estimate`` it also shows the realized values.
     """
+
+    _not_compared = ("_reference",)  # computed from _make_reference on first use
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from probeval._util.classes import encode, observed_classes, resolve_labels
+from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
@@ -50,7 +51,7 @@ _SCORE_STREAM = 1 << 41
 __all__ = ["Evaluation", "evaluate"]
 
 
-class Evaluation(Mapping[str, Posterior]):
+class Evaluation(ValueEquality, Mapping[str, Posterior]):
     """Posteriors of several metrics of one classifier, by metric name.
 
     ``ev["f1"]`` is a :class:`Posterior` (aliases such as ``"ppv"`` work too);

@@ -37,6 +37,7 @@ import numpy as np
 
 from probeval import _core
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
+from probeval._util.equality import ValueEquality
 from probeval._util.rng import derive, seed_from
 from probeval._util.validation import (
     as_float_1d,
@@ -484,8 +485,8 @@ def _bin_columns(
     return bins, counts
 
 
-@dataclass(frozen=True)
-class _MulticlassScores:
+@dataclass(frozen=True, eq=False)
+class _MulticlassScores(ValueEquality):
     """Rows of multiclass scores reduced to what the one-vs-rest bootstrap needs: the true
     class and the bin of every class's score, with the row's weight.
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from probeval import _core
 from probeval._util.classes import encode, observed_classes, resolve_labels
+from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
@@ -53,7 +54,7 @@ STATISTICS = ("mean", "std", "median", "hdi_low", "hdi_high", "eti_low", "eti_hi
 _ORDER = ("tp", "fp", "tn", "fn")
 
 
-class SegmentEvaluation(Mapping[str, dict[str, np.ndarray]]):
+class SegmentEvaluation(ValueEquality, Mapping[str, dict[str, np.ndarray]]):
     """Posterior summaries of several metrics for every segment.
 
     ``result["f1"]`` is a dict of arrays over the segments (``observed``, ``mean``, ``std``,
@@ -548,29 +549,9 @@ def _binary(
             else None
         )
         exact_params = {name: exact for name, exact in core_specs if exact is not None}
-
-        def posterior(index: int, metric: str) -> Posterior:
-            m = [s.name for s in specs].index(metric)
-            if metric in exact_params:
-                success, failure, a0, b0 = exact_params[metric]
-                c = cells[index]
-                a = float(sum(c[j] for j in range(4) if success[j]) + a0)
-                b = float(sum(c[j] for j in range(4) if failure[j]) + b0)
-                return Posterior(
-                    metric,
-                    beta=(a, b),
-                    observed=observed[index, m],
-                    n_samples=n,
-                    seed=derive(kernel_seed, index),
-                    bounds=specs[m].bounds,
-                )
-            assert draws is not None
-            row = draws[index, sampled.index(metric)]
-            return Posterior(
-                metric, samples=row, observed=observed[index, m], bounds=specs[m].bounds
-            )
-
-        posteriors = posterior
+        posteriors = _BinarySegmentPosteriors(
+            specs, cells, observed, exact_params, sampled, draws, n, kernel_seed
+        )
     return SegmentEvaluation(
         keys, matrices, labels, [s.name for s in specs], stats, observed, posteriors, ci
     )
@@ -623,9 +604,6 @@ def _general(
         if not summaries_only:
             kept.append(posts)
 
-    def posterior(index: int, metric: str) -> Posterior:
-        return kept[index][metric]
-
     return SegmentEvaluation(
         keys,
         matrices,
@@ -633,6 +611,61 @@ def _general(
         [s.name for s in specs],
         stats,
         observed,
-        None if summaries_only else posterior,
+        None if summaries_only else _KeptPosteriors(kept),
         ci,
     )
+
+
+class _BinarySegmentPosteriors(ValueEquality):
+    """A binary segment's posterior on demand: exact laws from the segment's cells, sampled
+    metrics from the kept draws (an object, not a closure, so that results pickle)."""
+
+    def __init__(
+        self,
+        specs: list[MetricSpec],
+        cells: np.ndarray,
+        observed: np.ndarray,
+        exact_params: dict[str, Any],
+        sampled: list[str],
+        draws: np.ndarray | None,
+        n: int,
+        seed: int,
+    ) -> None:
+        self.specs = specs
+        self.cells = cells
+        self.observed = observed
+        self.exact_params = exact_params
+        self.sampled = sampled
+        self.draws = draws
+        self.n = n
+        self.seed = seed
+
+    def __call__(self, index: int, metric: str) -> Posterior:
+        m = [s.name for s in self.specs].index(metric)
+        bounds = self.specs[m].bounds
+        if metric in self.exact_params:
+            success, failure, a0, b0 = self.exact_params[metric]
+            c = self.cells[index]
+            a = float(sum(c[j] for j in range(4) if success[j]) + a0)
+            b = float(sum(c[j] for j in range(4) if failure[j]) + b0)
+            return Posterior(
+                metric,
+                beta=(a, b),
+                observed=self.observed[index, m],
+                n_samples=self.n,
+                seed=derive(self.seed, index),
+                bounds=bounds,
+            )
+        assert self.draws is not None
+        row = self.draws[index, self.sampled.index(metric)]
+        return Posterior(metric, samples=row, observed=self.observed[index, m], bounds=bounds)
+
+
+class _KeptPosteriors(ValueEquality):
+    """Multiclass segments' posteriors, kept whole: ``kept[segment][metric]``."""
+
+    def __init__(self, kept: list[dict[str, Posterior]]) -> None:
+        self.kept = kept
+
+    def __call__(self, index: int, metric: str) -> Posterior:
+        return self.kept[index][metric]
