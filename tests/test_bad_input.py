@@ -936,6 +936,20 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         "cannot be corrected",
     ),
     # label-free estimation
+    (
+        "lf-fit-one-class-reference",
+        lambda: pe.LabelFreeEstimator().fit([0, 0, 0, 0], [0.1, 0.4, 0.6, 0.9]),
+        ValueError,
+        "y_true holds only the class 0",
+    ),
+    (
+        "lf-fit-summary-one-class",
+        lambda: pe.LabelFreeEstimator().fit_summary(
+            pe.ScoreSummary.from_scores([1, 1, 1], [0.2, 0.5, 0.9])
+        ),
+        ValueError,
+        "y_true holds only the class 1",
+    ),
     ("lf-n-bins-zero", lambda: pe.LabelFreeEstimator(n_bins=0), ValueError, "n_bins"),
     ("lf-n-bins-float", lambda: pe.LabelFreeEstimator(n_bins=2.5), TypeError, "n_bins"),
     ("lf-n-bins-bool", lambda: pe.LabelFreeEstimator(n_bins=True), TypeError, "n_bins"),

@@ -233,6 +233,7 @@ def _bad_files(root: Path) -> dict[str, Path]:
     (root / "three.csv").write_text("label,score\n0,0.1\n1,0.9\n2,0.5\n", encoding="utf-8")
     (root / "range.csv").write_text("label,score\n0,0.1\n1,1.9\n", encoding="utf-8")
     (root / "words.csv").write_text("label,score\nyes,0.1\nno,0.9\n", encoding="utf-8")
+    (root / "zeros.csv").write_text("label,score\n0,0.1\n0,0.7\n0,0.4\n", encoding="utf-8")
     (root / "data.parquet").write_bytes(b"not really parquet")
     return {p.stem: p for p in root.iterdir()}
 
@@ -347,6 +348,20 @@ def _bad_files(root: Path) -> dict[str, Path]:
                 "3",
             ),
             "not allowed with",
+        ),
+        (
+            (
+                "estimate",
+                "--reference",
+                "{zeros}",
+                "--analysis",
+                "{zeros}",
+                "--y-true",
+                "label",
+                "--y-score",
+                "score",
+            ),
+            "holds only the class 0",
         ),
         (("ensemble", "{range}", "--proba-cols", "score"), "at least 2"),
         (("demo", "--seed", "abc"), "invalid int value"),

@@ -416,7 +416,13 @@ def test_label_free_estimates_are_finite_and_in_range(
         metrics=["accuracy", "f1", "mcc", "roc_auc", "fpr"],
         calibration=calibration,
     )
-    estimator.fit([r[1] for r in reference], [r[0] for r in reference])
+    labels = [r[1] for r in reference]
+    if len(set(labels)) == 1:
+        # A reference of one class cannot calibrate anything: refused at fit.
+        with pytest.raises(ValueError, match="holds only the class"):
+            estimator.fit(labels, [r[0] for r in reference])
+        return
+    estimator.fit(labels, [r[0] for r in reference])
     result = estimator.estimate(scores, target=target, chunk_size=chunk_size, n_samples=100, rng=1)
     assert sum(c.n_rows for c in result.chunks) == len(scores)
     for chunk in result.chunks:

@@ -240,6 +240,7 @@ class LabelFreeEstimator(ValueEquality):
                 "scores are the probability of"
             )
         positive = encode(truth, order) == 1
+        _check_both_classes(float(positive.sum()), float((~positive).sum()), order)
         period, n_periods = _periods(periods, scores.shape[0])
         calibration = _core.labelfree_fit(scores, positive, self.n_bins, self.threshold)
         sums = period_sums(
@@ -277,6 +278,7 @@ class LabelFreeEstimator(ValueEquality):
         if total.n_distinct == 0:
             raise ValueError("the ScoreSummary is empty")
         values, pos, neg = total.values, total.positives, total.negatives
+        _check_both_classes(float(pos.sum()), float(neg.sum()), list(total.labels))
         if values[0] < 0 or values[-1] > 1:
             raise ValueError("reference scores must be probabilities in [0, 1]")
         calibration = _core.labelfree_fit_counts(values, pos, neg, self.n_bins, self.threshold)
@@ -859,6 +861,19 @@ def _no_worse(estimate: Posterior, reference: Posterior, ci: float) -> Decision 
     if better == "lower":
         return decide(estimate, (lower, high), ci=ci)
     return None
+
+
+def _check_both_classes(n_positive: float, n_negative: float, order: list[Any]) -> None:
+    """A reference of one class cannot say how often a score range is right: refuse it at fit
+    rather than fit something whose summaries, decisions and payload cannot be computed."""
+    if n_positive > 0 and n_negative > 0:
+        return
+    present, missing = (order[0], order[1]) if n_positive == 0 else (order[1], order[0])
+    raise ValueError(
+        f"the reference's y_true holds only the class {present!r}: the calibration needs "
+        f"labelled rows of both classes to learn how often each score range is right; add "
+        f"reference rows of the class {missing!r}"
+    )
 
 
 class _ReferencePosteriors(ValueEquality):
