@@ -434,6 +434,25 @@ def test_label_free_estimates_are_finite_and_in_range(
     np.testing.assert_array_equal(again.bin_edges, estimator.bin_edges)
 
 
+PAYLOAD = (
+    pe.LabelFreeEstimator(metrics=["accuracy", "roc_auc"])
+    .fit([0, 1] * 50, np.linspace(0.01, 0.99, 100))
+    .to_dict()
+)
+
+
+@given(key=st.sampled_from(sorted(PAYLOAD)), value=hostile)
+def test_a_tampered_payload_is_refused_or_works(key: str, value: Any) -> None:
+    # Each key of a saved estimator replaced by a hostile value: a clear error, or (if the
+    # value happens to be valid) an estimator that estimates.
+    tampered = {**PAYLOAD, key: value}
+    try:
+        estimator = pe.LabelFreeEstimator.from_dict(tampered)
+    except (ValueError, TypeError):
+        return
+    _check_posterior(estimator.estimate([0.2, 0.7], n_samples=50, rng=1).posterior("accuracy"))
+
+
 @given(value=hostile)
 def test_hostile_values_for_label_free_estimation(value: Any) -> None:
     estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit([0, 1, 1, 0], [0.1, 0.9, 0.6, 0.3])

@@ -41,6 +41,7 @@ from probeval._util.frames import is_frame, resolve
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
+    as_count_matrix,
     as_labels,
     as_name_list,
     as_probabilities,
@@ -704,17 +705,26 @@ class LabelFreeEstimator(ValueEquality):
                 auc_within_bin=data["auc_within_bin"],
                 method=data["method"],
             )
-            arrays = {
-                key: np.asarray(data[key], dtype=np.float64)
-                for key in ("edges", "positives", "negatives", "concordance", "concordance_se")
-            }
-            counts = np.asarray(data["reference_confusion"], dtype=np.float64)
+            arrays = _payload_calibration(data, estimator.n_bins, estimator.threshold)
+            counts = as_count_matrix(
+                "the saved estimator's reference_confusion",
+                data["reference_confusion"],
+                whole=False,
+            )
             summary = ScoreSummary.from_dict(data["reference_scores"])
-            labels = list(data["labels"])
+            labels = data["labels"]
             sums = np.asarray(data["period_sums"], dtype=np.float64)
-            declared = bool(data["periods_declared"])
+            declared = data["periods_declared"]
         except KeyError as error:
             raise ValueError(f"the saved estimator lacks the key {error.args[0]!r}") from None
+        except TypeError as error:  # e.g. None where a list of numbers belongs
+            raise ValueError(f"the saved estimator is malformed: {error}") from None
+        if not isinstance(labels, list) or len(labels) != 2:
+            raise ValueError(f"the saved estimator's labels must be a list of 2, got {labels!r}")
+        if not isinstance(declared, bool):
+            raise ValueError(f"periods_declared must be true or false, got {declared!r}")
+        if counts.shape != (2, 2):
+            raise ValueError(f"reference_confusion must be 2 x 2, got shape {counts.shape}")
         k = arrays["edges"].shape[0] + 1
         if sums.ndim != 3 or sums.shape[1:] != (k, 5) or sums.shape[0] < 1:
             raise ValueError(f"period_sums must have shape (periods, {k}, 5), got {sums.shape}")
@@ -861,6 +871,49 @@ def _no_worse(estimate: Posterior, reference: Posterior, ci: float) -> Decision 
     if better == "lower":
         return decide(estimate, (lower, high), ci=ci)
     return None
+
+
+def _payload_calibration(data: dict[str, Any], n_bins: int, threshold: float) -> dict[str, Any]:
+    """The calibration arrays of a saved estimator, checked like user input: a tampered or
+    truncated payload must fail here, naming the key, not estimate something else later."""
+
+    def numbers(key: str, length: int | None = None) -> np.ndarray:
+        value = data[key]
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{key} must be a list of numbers, got {describe(value)}") from None
+        if array.ndim != 1 or not np.isfinite(array).all():
+            raise ValueError(f"{key} must be a list of finite numbers, got {describe(value)}")
+        if length is not None and array.shape[0] != length:
+            raise ValueError(
+                f"{key} must have one value per bin: {array.shape[0]} values for {length} bins"
+            )
+        return array
+
+    edges = numbers("edges")
+    k = edges.shape[0] + 1
+    if np.any(np.diff(edges) <= 0) or (edges.size and (edges[0] < 0 or edges[-1] > 1)):
+        raise ValueError("edges must ascend strictly within [0, 1]")
+    if k > n_bins + 1:
+        raise ValueError(
+            f"{k} bins do not fit n_bins={n_bins} (at most n_bins + 1 with the edge "
+            "at the threshold)"
+        )
+    if threshold < 1 and not np.any(edges == threshold):
+        raise ValueError(
+            f"threshold={threshold} is not one of the bin edges: the payload's bins were made "
+            "for another threshold"
+        )
+    arrays = {"edges": edges}
+    for key in ("positives", "negatives", "concordance_se"):
+        arrays[key] = numbers(key, k)
+        if np.any(arrays[key] < 0):
+            raise ValueError(f"{key} must be >= 0")
+    arrays["concordance"] = numbers("concordance", k)
+    if np.any((arrays["concordance"] < 0) | (arrays["concordance"] > 1)):
+        raise ValueError("concordance must lie in [0, 1]")
+    return arrays
 
 
 def _check_both_classes(n_positive: float, n_negative: float, order: list[Any]) -> None:
