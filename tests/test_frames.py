@@ -37,8 +37,29 @@ def test_evaluate_reads_columns(frame: object) -> None:
         pe.evaluate(frame, y_true="nope", y_score="proba")
     with pytest.raises(TypeError, match="name the label column"):
         pe.evaluate(frame, y_score="proba")
-    with pytest.raises(TypeError, match="must be a column name"):
+    # An integer can name a column too (frames with integer column names); this one has none.
+    with pytest.raises(ValueError, match="y_true=3 is not a column"):
         pe.evaluate(frame, y_true=3, y_score="proba")
+    with pytest.raises(TypeError, match="must be a column name"):
+        pe.evaluate(frame, y_true=3.5, y_score="proba")
+
+
+def test_integer_column_names_and_pyarrow_tables() -> None:
+    # pandas with integer column names: by the integer, or by its text (as the CLI passes it).
+    by_position = pd.DataFrame({0: Y, 1: SCORE})
+    expected = pe.evaluate(Y, y_score=SCORE, metrics=["f1"], n_samples=200, rng=1)["f1"]
+    for names in ((0, 1), ("0", "1")):
+        got = pe.evaluate(
+            by_position, y_true=names[0], y_score=names[1], metrics=["f1"], n_samples=200, rng=1
+        )
+        assert got["f1"] == expected
+    # pyarrow: `columns` holds the data; the names come from `column_names`.
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table({"label": Y, "proba": SCORE})
+    got = pe.evaluate(table, y_true="label", y_score="proba", metrics=["f1"], n_samples=200, rng=1)
+    assert got["f1"] == expected
+    with pytest.raises(ValueError, match=r"columns: 'label', 'proba'$"):
+        pe.evaluate(table, y_true="nope", y_score="proba")
 
 
 def test_compare_paired_reads_columns(frame: object) -> None:
