@@ -120,15 +120,8 @@ pub fn segment_draws(
         return Ok(out);
     }
     parallel::for_each_chunk(&mut out, metrics.len() * n_draws, |segment, draws| {
-        let c = &cells[4 * segment..4 * segment + 4];
-        let alpha = [
-            c[0] + alpha0[0],
-            c[1] + alpha0[1],
-            c[2] + alpha0[2],
-            c[3] + alpha0[3],
-        ];
         binary_metric_draws_into(
-            alpha,
+            segment_alpha(cells, segment, &alpha0),
             metrics,
             fork(seed, segment as u64),
             zero_division,
@@ -178,14 +171,8 @@ pub fn segment_summaries(
             let c = &cells[4 * segment..4 * segment + 4];
             let fail = |e: Error| e.context(format_args!("segment {segment}"));
             if !sampled.is_empty() {
-                let alpha = [
-                    c[0] + alpha0[0],
-                    c[1] + alpha0[1],
-                    c[2] + alpha0[2],
-                    c[3] + alpha0[3],
-                ];
                 binary_metric_draws_into(
-                    alpha,
+                    segment_alpha(cells, segment, &alpha0),
                     &sampled,
                     fork(seed, segment as u64),
                     zero_division,
@@ -219,6 +206,17 @@ pub fn segment_summaries(
         },
     )?;
     Ok(out)
+}
+
+/// Segment `segment`'s Dirichlet parameters: its cells (TP, FP, TN, FN) plus the prior's.
+fn segment_alpha(cells: &[f64], segment: usize, alpha0: &[f64; 4]) -> [f64; 4] {
+    let c = &cells[4 * segment..4 * segment + 4];
+    [
+        c[0] + alpha0[0],
+        c[1] + alpha0[1],
+        c[2] + alpha0[2],
+        c[3] + alpha0[3],
+    ]
 }
 
 fn sample_summary(samples: &[f64], ci: f64) -> Result<[f64; 7]> {
