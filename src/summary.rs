@@ -47,18 +47,24 @@ fn unkey(k: i64) -> f64 {
 }
 
 /// The keys of `samples`, or an error if any sample is NaN. NaN keys fall outside the keys of
-/// ±inf, so the check is one vectorisable comparison in the same pass.
+/// ±inf, so the check is one vectorisable comparison per chunk.
 fn keys(samples: &[f64]) -> Result<Vec<i64>> {
-    let keys: Vec<i64> = samples.iter().map(|&v| key(v)).collect();
+    // In chunks of 2^20 with a checkpoint after each: at 10⁸ samples this pass (and the first
+    // touch of its 800 MB) takes a few tenths of a second. Summaries stop between passes.
+    const CHUNK: usize = 1 << 20;
     let (low, high) = (key(f64::NEG_INFINITY), key(f64::INFINITY));
-    let nan = keys
-        .iter()
-        .fold(false, |seen, &k| seen | (k < low) | (k > high));
-    if nan {
-        return Err(Error::invalid("samples contain NaN"));
+    let mut keys = Vec::with_capacity(samples.len());
+    for chunk in samples.chunks(CHUNK) {
+        let start = keys.len();
+        keys.extend(chunk.iter().map(|&v| key(v)));
+        let nan = keys[start..]
+            .iter()
+            .fold(false, |seen, &k| seen | (k < low) | (k > high));
+        if nan {
+            return Err(Error::invalid("samples contain NaN"));
+        }
+        parallel::checkpoint()?;
     }
-    // Summaries of 10⁸ samples take a second: they stop between their O(n) passes.
-    parallel::checkpoint()?;
     Ok(keys)
 }
 
