@@ -35,14 +35,22 @@ fn auc_ap(p: &[f64], q: &[f64], sum_p: f64, sum_q: f64, pi: f64, want_ap: bool) 
     if !want_ap {
         return (auc, f64::NAN);
     }
-    // From the top bin down: true and false positives above the threshold, as masses.
-    let (wp, wn) = (pi / sum_p, (1.0 - pi) / sum_q);
+    // From the top bin down: positive and negative mass above the threshold. Precision is
+    // π·TP / (π·TP + (1 − π)·FP) on the normalised masses; written as 1 / (1 + ratio · FP / TP)
+    // on the raw sums, so that a tiny bin (a subnormal weight) cannot underflow TP to 0 and
+    // turn the precision into 0 / 0.
+    let ratio = ((1.0 - pi) / sum_q) / (pi / sum_p);
     let (mut tp, mut fp, mut ap) = (0.0, 0.0, 0.0);
     for (pk, qk) in p.iter().zip(q).rev() {
-        tp += wp * pk;
-        fp += wn * qk;
+        tp += pk;
+        fp += qk;
         if *pk > 0.0 {
-            ap += (pk / sum_p) * tp / (tp + fp);
+            let precision = if fp == 0.0 {
+                1.0
+            } else {
+                1.0 / (1.0 + ratio * (fp / tp))
+            };
+            ap += (pk / sum_p) * precision;
         }
     }
     (auc, ap.min(1.0))

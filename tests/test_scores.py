@@ -389,3 +389,13 @@ def test_shared_row_weights_widen_the_macro_posterior(seed: int, k: int, at_leas
     ]
     sd_independent = np.mean([post.samples for post in independent], axis=0).std()
     assert ev["roc_auc_macro"].std() > at_least * sd_independent
+
+
+def test_average_precision_survives_a_subnormal_weight() -> None:
+    """A top bin whose weight is subnormal used to underflow its true-positive mass to 0, make
+    its precision 0 / 0 and the average precision 1.0 (scikit-learn: 0.5)."""
+    y, s, w = np.array([0, 1, 1]), np.array([0.0, 0.0, 1.0]), np.array([1.0, 1.0, 5e-324])
+    expected = average_precision_score(y, s, sample_weight=w)
+    summary = pe.ScoreSummary.from_scores(y, s, sample_weight=w)
+    assert summary.average_precision() == pytest.approx(expected, abs=1e-12)
+    assert expected == pytest.approx(0.5)
