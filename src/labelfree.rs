@@ -19,7 +19,7 @@
 //! AUC = Σₖ pₖ (Qₖ₋₁ + cₖ qₖ) / (P N). For the realized target the within-bin Mann–Whitney count
 //! also gets its sampling noise, N(0, X Y (X + Y + 1) / 12).
 
-use crate::metrics::{Cells, Metric};
+use crate::metrics::{Cells, ClassTotals, Metric, MulticlassMetric, class_totals_into};
 use crate::parallel;
 use crate::posterior::{alloc_output, check_draws, fill_blocks};
 use crate::rng::fork;
@@ -818,6 +818,344 @@ pub fn estimate(
     n_draws: usize,
     seed: u64,
 ) -> Result<Vec<f64>> {
+    let rows = metrics.len() + usize::from(settings.want_auc);
+    let sink = BinarySink {
+        predicted: (0..cal.n_bins())
+            .map(|i| cal.predicts_positive(i))
+            .collect(),
+        metrics,
+        settings,
+    };
+    draw_masses(cal, chunks, settings, drift, n_draws, seed, rows, &sink)
+}
+
+/// The masses of one draw of a chunk's bins: positive and negative (for the multiclass
+/// estimate: correct and wrong predictions), and the within-bin concordances.
+pub struct Masses<'a> {
+    pub pos: &'a [f64],
+    pub neg: &'a [f64],
+    pub concordance: &'a [f64],
+}
+
+/// What each draw's bin masses become: the binary metrics and ROC AUC, or a multiclass
+/// confusion matrix's metrics. `emit` writes draw `d` of chunk `chunk` into the output rows,
+/// drawing what it needs from its own stream `s`.
+trait Sink: Sync {
+    type Scratch;
+    fn scratch(&self) -> Self::Scratch;
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &self,
+        chunk: usize,
+        stats: &ChunkStats,
+        masses: &Masses,
+        scratch: &mut Self::Scratch,
+        s: &mut Sampler,
+        out: &mut [&mut [f64]],
+        d: usize,
+    );
+}
+
+struct BinarySink<'a> {
+    predicted: Vec<bool>,
+    metrics: &'a [Metric],
+    settings: Settings,
+}
+
+impl Sink for BinarySink<'_> {
+    type Scratch = ();
+
+    fn scratch(&self) {}
+
+    fn emit(
+        &self,
+        _chunk: usize,
+        _stats: &ChunkStats,
+        masses: &Masses,
+        _scratch: &mut (),
+        s: &mut Sampler,
+        out: &mut [&mut [f64]],
+        d: usize,
+    ) {
+        let mut cells = Cells::new(0.0, 0.0, 0.0, 0.0);
+        for (i, (&p, &n)) in masses.pos.iter().zip(masses.neg).enumerate() {
+            if self.predicted[i] {
+                cells.tp += p;
+                cells.fp += n;
+            } else {
+                cells.fn_ += p;
+                cells.tn += n;
+            }
+        }
+        for (m, metric) in self.metrics.iter().enumerate() {
+            out[m][d] = metric.eval(&cells, self.settings.zero_division);
+        }
+        if self.settings.want_auc {
+            let noise = self.settings.target == Target::Realized && self.settings.within_bin;
+            out[self.metrics.len()][d] =
+                binned_auc(masses.pos, masses.neg, masses.concordance, noise, s);
+        }
+    }
+}
+
+/// What the multiclass estimate adds to a calibration whose bins each hold the rows of one
+/// predicted class (between two confidences) and whose "positives" are the reference's correct
+/// predictions: per bin the predicted class and the Dirichlet parameters of the true class of
+/// its wrong predictions (reference counts plus prior; the predicted class's entry unused).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorModel {
+    pub n_classes: usize,
+    pub predicted: Vec<usize>,
+    /// Bins × classes, row-major.
+    pub alpha: Vec<f64>,
+}
+
+impl ErrorModel {
+    fn check(&self, n_bins: usize) -> Result<()> {
+        let k = self.n_classes;
+        if k < 2 || self.predicted.len() != n_bins || self.alpha.len() != n_bins * k {
+            return Err(Error::invalid(
+                "the error model needs a predicted class and K error parameters per bin",
+            ));
+        }
+        for (i, &c) in self.predicted.iter().enumerate() {
+            if c >= k {
+                return Err(Error::invalid(format!(
+                    "bin {i} predicts class {c}, but there are {k} classes"
+                )));
+            }
+            let row = &self.alpha[i * k..(i + 1) * k];
+            let usable = row.iter().enumerate().filter(|&(j, _)| j != c);
+            if row.iter().any(|a| !(a.is_finite() && *a >= 0.0))
+                || usable.clone().all(|(_, a)| *a == 0.0)
+            {
+                return Err(Error::invalid(format!(
+                    "bin {i}'s error parameters must be finite, >= 0, and not all 0"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Per chunk, the Gamma laws of each bin's error classes (the reference's parameters plus the
+/// chunk's wrong predictions whose true class is known), and those known counts.
+struct ChunkErrors {
+    shapes: Vec<Option<Gamma>>,
+    known: Vec<f64>,
+}
+
+struct MulticlassSink<'a> {
+    errors: &'a ErrorModel,
+    chunks: Vec<ChunkErrors>,
+    metrics: &'a [MulticlassMetric],
+    target: Target,
+    zero_division: f64,
+}
+
+/// Per-block buffers of the multiclass sink: the K × K matrix, its class totals and one bin's
+/// error-class draws.
+struct MulticlassScratch {
+    matrix: Vec<f64>,
+    actual: Vec<f64>,
+    predicted: Vec<f64>,
+    correct: Vec<f64>,
+    share: Vec<f64>,
+    counted: Vec<bool>,
+}
+
+impl Sink for MulticlassSink<'_> {
+    type Scratch = MulticlassScratch;
+
+    fn scratch(&self) -> MulticlassScratch {
+        let k = self.errors.n_classes;
+        MulticlassScratch {
+            matrix: vec![0.0; k * k],
+            actual: vec![0.0; k],
+            predicted: vec![0.0; k],
+            correct: vec![0.0; k],
+            share: vec![0.0; k],
+            counted: vec![true; k],
+        }
+    }
+
+    /// Correct mass goes to the bin's diagonal cell; wrong mass is spread over the true
+    /// classes by a draw of the bin's error shares φ ~ Dirichlet: in proportion (population),
+    /// or the unknown wrong rows as Multinomial(φ) plus the known ones (realized).
+    fn emit(
+        &self,
+        chunk: usize,
+        stats: &ChunkStats,
+        masses: &Masses,
+        scratch: &mut MulticlassScratch,
+        s: &mut Sampler,
+        out: &mut [&mut [f64]],
+        d: usize,
+    ) {
+        let k = self.errors.n_classes;
+        let errors = &self.chunks[chunk];
+        let m = &mut scratch.matrix;
+        m.fill(0.0);
+        for (i, &c) in self.errors.predicted.iter().enumerate() {
+            m[c * k + c] += masses.pos[i];
+            let wrong = masses.neg[i];
+            if wrong <= 0.0 {
+                continue;
+            }
+            let shapes = &errors.shapes[i * k..(i + 1) * k];
+            let mut total = 0.0;
+            for (share, shape) in scratch.share.iter_mut().zip(shapes) {
+                *share = shape.as_ref().map_or(0.0, |g| s.gamma(g));
+                total += *share;
+            }
+            if total <= 0.0 {
+                // Every share underflowed (tiny parameters): the wrong mass goes to the
+                // class with the largest parameter, which the draws would favour.
+                let top = (0..k)
+                    .filter(|&j| j != c)
+                    .max_by(|&a, &b| {
+                        self.errors.alpha[i * k + a].total_cmp(&self.errors.alpha[i * k + b])
+                    })
+                    .unwrap_or(c);
+                scratch.share.fill(0.0);
+                scratch.share[top] = 1.0;
+                total = 1.0;
+            }
+            match self.target {
+                Target::Population => {
+                    for (j, share) in scratch.share.iter().enumerate() {
+                        m[j * k + c] += wrong * share / total;
+                    }
+                }
+                Target::Realized => {
+                    let known = &errors.known[i * k..(i + 1) * k];
+                    let mut left = (wrong - stats.labelled_neg[i]).round().max(0.0) as u64;
+                    let mut rest = total;
+                    // The last class with a share takes what is left, whatever rounding did
+                    // to `rest`.
+                    let last = scratch.share.iter().rposition(|v| *v > 0.0).unwrap_or(0);
+                    for (j, share) in scratch.share.iter().enumerate() {
+                        let x = if left == 0 || *share <= 0.0 {
+                            0
+                        } else if j == last {
+                            left
+                        } else {
+                            s.binomial(left, (share / rest).min(1.0))
+                        };
+                        left -= x;
+                        rest -= share;
+                        m[j * k + c] += x as f64 + known[j];
+                    }
+                }
+            }
+        }
+        let total = class_totals_into(
+            m,
+            &mut scratch.actual,
+            &mut scratch.predicted,
+            &mut scratch.correct,
+        );
+        let totals = ClassTotals {
+            actual: &scratch.actual,
+            predicted: &scratch.predicted,
+            correct: &scratch.correct,
+            total,
+        };
+        for (row, metric) in self.metrics.iter().enumerate() {
+            out[row][d] = metric.eval_counted(&totals, self.zero_division, &scratch.counted);
+        }
+    }
+}
+
+/// Multiclass posterior draws for every chunk, laid out as [`estimate`]'s: the calibration's
+/// bins each hold one predicted class, its "positives" are correct predictions (so that the
+/// drift model and the known labels work on correctness as they do on the binary label), and
+/// `errors` says how the wrong predictions of each bin spread over the true classes.
+/// `known_errors[c]` holds chunk c's known wrong predictions per bin and true class (bins × K;
+/// each bin's sum is its `labelled_neg`). Every class counts in macro averages.
+#[allow(clippy::too_many_arguments)]
+pub fn estimate_multiclass(
+    cal: &Calibration,
+    chunks: &[ChunkStats],
+    errors: &ErrorModel,
+    known_errors: &[Vec<f64>],
+    metrics: &[MulticlassMetric],
+    settings: Settings,
+    drift: Option<&Drift>,
+    n_draws: usize,
+    seed: u64,
+) -> Result<Vec<f64>> {
+    let (b, k) = (cal.n_bins(), errors.n_classes);
+    errors.check(b)?;
+    if known_errors.len() != chunks.len() {
+        return Err(Error::invalid("known errors need one table per chunk"));
+    }
+    let mut prepared = Vec::with_capacity(chunks.len());
+    for (stats, known) in chunks.iter().zip(known_errors) {
+        let consistent = known.len() == b * k
+            && known.iter().all(|v| v.is_finite() && *v >= 0.0)
+            && (0..b).all(|i| {
+                let sum: f64 = known[i * k..(i + 1) * k].iter().sum();
+                known[i * k + errors.predicted[i]] == 0.0
+                    && (sum - stats.labelled_neg.get(i).copied().unwrap_or(f64::NAN)).abs() < 1e-6
+            });
+        if !consistent {
+            return Err(Error::invalid(
+                "known errors must be counts per bin and class that add up to each bin's known \
+                 wrong predictions",
+            ));
+        }
+        let shapes = (0..b * k)
+            .map(|cell| {
+                let shape = errors.alpha[cell] + known[cell];
+                if cell % k == errors.predicted[cell / k] || shape <= 0.0 {
+                    Ok(None)
+                } else {
+                    Gamma::new(shape).map(Some)
+                }
+            })
+            .collect::<Result<_>>()?;
+        prepared.push(ChunkErrors {
+            shapes,
+            known: known.clone(),
+        });
+    }
+    let sink = MulticlassSink {
+        errors,
+        chunks: prepared,
+        metrics,
+        target: settings.target,
+        zero_division: settings.zero_division,
+    };
+    let settings = Settings {
+        want_auc: false,
+        ..settings
+    };
+    draw_masses(
+        cal,
+        chunks,
+        settings,
+        drift,
+        n_draws,
+        seed,
+        metrics.len(),
+        &sink,
+    )
+}
+
+/// The draws of every chunk's bin masses (see [`estimate`]), each turned into `rows` output
+/// values by `sink`.
+#[allow(clippy::too_many_arguments)]
+fn draw_masses<S: Sink>(
+    cal: &Calibration,
+    chunks: &[ChunkStats],
+    settings: Settings,
+    drift: Option<&Drift>,
+    n_draws: usize,
+    seed: u64,
+    rows: usize,
+    sink: &S,
+) -> Result<Vec<f64>> {
     let k = cal.n_bins();
     if let Some(drift) = drift {
         drift.check(k)?;
@@ -843,12 +1181,10 @@ pub fn estimate(
             "chunk statistics do not match the calibration",
         ));
     }
-    let rows = metrics.len() + usize::from(settings.want_auc);
     if rows == 0 {
         return Err(Error::invalid("no metrics requested"));
     }
     check_draws(n_draws, rows * chunks.len().max(1))?;
-    let predicted: Vec<bool> = (0..k).map(|i| cal.predicts_positive(i)).collect();
     let widths: Vec<f64> = (0..k)
         .map(|i| {
             let (low, high) = cal.bounds(i);
@@ -871,8 +1207,6 @@ pub fn estimate(
     let drift = drift.filter(|_| settings.mode == Mode::Reference);
     let job = Job {
         cal,
-        predicted: &predicted,
-        metrics,
         settings,
         shared: shared.as_deref(),
         drift,
@@ -881,7 +1215,15 @@ pub fn estimate(
     };
     let chunk_seeds: Vec<u64> = (0..chunks.len() as u64).map(|c| fork(seed, c)).collect();
     parallel::for_each_chunk(&mut out, rows * n_draws, |c, chunk_out| {
-        job.chunk(&chunks[c], &widths, chunk_out, rows, chunk_seeds[c])
+        job.chunk(
+            c,
+            &chunks[c],
+            &widths,
+            chunk_out,
+            rows,
+            chunk_seeds[c],
+            sink,
+        )
     })?;
     Ok(out)
 }
@@ -920,8 +1262,6 @@ fn reference_draws(
 
 struct Job<'a> {
     cal: &'a Calibration,
-    predicted: &'a [bool],
-    metrics: &'a [Metric],
     settings: Settings,
     /// The shared reference draws (reference calibration only), see [`reference_draws`].
     shared: Option<&'a [f64]>,
@@ -933,13 +1273,16 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn chunk(
+    #[allow(clippy::too_many_arguments)]
+    fn chunk<S: Sink>(
         &self,
+        index: usize,
         stats: &ChunkStats,
         widths: &[f64],
         out: &mut [f64],
         rows: usize,
         seed: u64,
+        sink: &S,
     ) -> Result<()> {
         let k = self.cal.n_bins();
         let (settings, n_draws) = (self.settings, self.n_draws);
@@ -959,6 +1302,7 @@ impl Job<'_> {
             let (mut sw, mut sx, mut sn) =
                 (streams.sampler(0), streams.sampler(1), streams.sampler(2));
             let mut sd = streams.sampler(3);
+            let mut scratch = sink.scratch();
             let first = streams.first_column();
             let (mut pm, mut nm) = (vec![0.0; k], vec![0.0; k]);
             let (mut rate, mut c) = (vec![0.0; k], vec![0.0; k]);
@@ -995,23 +1339,12 @@ impl Job<'_> {
                         }
                     }
                 }
-                let mut cells = Cells::new(0.0, 0.0, 0.0, 0.0);
-                for i in 0..k {
-                    if self.predicted[i] {
-                        cells.tp += pm[i];
-                        cells.fp += nm[i];
-                    } else {
-                        cells.fn_ += pm[i];
-                        cells.tn += nm[i];
-                    }
-                }
-                for (m, metric) in self.metrics.iter().enumerate() {
-                    rows_out[m][d] = metric.eval(&cells, settings.zero_division);
-                }
-                if settings.want_auc {
-                    let noise = settings.target == Target::Realized && settings.within_bin;
-                    rows_out[self.metrics.len()][d] = binned_auc(&pm, &nm, &c, noise, &mut sn);
-                }
+                let masses = Masses {
+                    pos: &pm,
+                    neg: &nm,
+                    concordance: &c,
+                };
+                sink.emit(index, stats, &masses, &mut scratch, &mut sn, rows_out, d);
             }
         })?;
         Ok(())

@@ -34,6 +34,9 @@ REF_S = _RNG.random(400)
 REF_Y = (_RNG.random(400) < REF_S).astype(int)
 LF = pe.LabelFreeEstimator(metrics=["accuracy", "roc_auc"]).fit(REF_Y, REF_S)
 LF_RESULT = LF.estimate(REF_S, n_chunks=2, n_samples=50, rng=0)
+MC_S = _RNG.dirichlet([1.0, 1.0, 1.0], 400)
+MC_Y = np.array([_RNG.choice(3, p=row) for row in MC_S])
+MC = pe.LabelFreeEstimator(metrics=["accuracy", "roc_auc_macro"]).fit(MC_Y, MC_S)
 STAMPS = np.datetime64("2024-01-01") + np.arange(400).astype("timedelta64[h]")
 
 
@@ -980,6 +983,60 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         ValueError,
         "labels",
     ),
+    (
+        "lf-mc-columns",
+        lambda: MC.estimate(MC_S[:, :2]),
+        ValueError,
+        "y_score has 2 columns, but the estimator was fitted on 3 classes",
+    ),
+    (
+        "lf-mc-not-probability",
+        lambda: MC.estimate(MC_S * 2),
+        ValueError,
+        "y_score must hold probabilities in [0, 1]",
+    ),
+    (
+        "lf-mc-nan",
+        lambda: MC.estimate(np.where(MC_S > 0.9, np.nan, MC_S)),
+        ValueError,
+        "y_score must hold probabilities in [0, 1], found nan",
+    ),
+    (
+        "lf-mc-strings",
+        lambda: MC.estimate(np.full((3, 3), "a")),
+        TypeError,
+        "y_score must hold numbers",
+    ),
+    (
+        "lf-mc-three-dimensional",
+        lambda: MC.estimate(np.zeros((2, 3, 3))),
+        ValueError,
+        "y_score must be an (n, K) score matrix, got array of shape (2, 3, 3)",
+    ),
+    (
+        "lf-mc-perfect",
+        lambda: pe.LabelFreeEstimator(calibration="perfect").fit(MC_Y, MC_S),
+        ValueError,
+        'calibration="perfect" is for binary scores',
+    ),
+    (
+        "lf-mc-labels-binary",
+        lambda: pe.LabelFreeEstimator().fit(REF_Y, REF_S, labels=[0, 1]),
+        ValueError,
+        "labels=... names the columns of multiclass",
+    ),
+    (
+        "lf-mc-partial-unknown-class",
+        lambda: MC.estimate(MC_S, partial_labels=[5] * 400),
+        ValueError,
+        "partial_labels contains classes [5]",
+    ),
+    (
+        "lf-mc-payload-edges",
+        lambda: pe.LabelFreeEstimator.from_dict({**MC.to_dict(), "edges": [0.5, 0.2]}),
+        ValueError,
+        "edges",
+    ),
     ("lf-n-bins-zero", lambda: pe.LabelFreeEstimator(n_bins=0), ValueError, "n_bins"),
     ("lf-n-bins-float", lambda: pe.LabelFreeEstimator(n_bins=2.5), TypeError, "n_bins"),
     ("lf-n-bins-bool", lambda: pe.LabelFreeEstimator(n_bins=True), TypeError, "n_bins"),
@@ -999,9 +1056,10 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ),
     (
         "lf-metric-multiclass",
-        lambda: pe.LabelFreeEstimator(metrics=["f1_macro"]),
+        # Multiclass names are resolved at fit, against the classes of the scores.
+        lambda: pe.LabelFreeEstimator(metrics=["f1_macro"]).fit(REF_Y, REF_S),
         ValueError,
-        "unknown metric",
+        "'f1_macro' are multiclass metrics, and these are binary scores",
     ),
     ("lf-metric-empty", lambda: pe.LabelFreeEstimator(metrics=[]), ValueError, "metrics"),
     (

@@ -407,3 +407,81 @@ def test_parquet_input(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["result"]["confusion"]["counts"] == [[2, 0], [1, 2]]
+
+
+def test_estimate_multiclass_score_columns(tmp_path: Path) -> None:
+    """Several --y-score columns are a multiclass model's, in --labels order; string class
+    names work, and the result equals the library's."""
+    import probeval as pe
+
+    rng = np.random.default_rng(3)
+    names = np.array(["bronze", "silver", "gold"])
+    paths = {}
+    frames = {}
+    for kind, n in (("reference", 3_000), ("analysis", 1_000)):
+        scores = rng.dirichlet([1.0, 1.0, 0.5], n)
+        labels = names[(rng.random(n)[:, None] > scores.cumsum(axis=1)).sum(axis=1).clip(0, 2)]
+        paths[kind] = tmp_path / f"{kind}.csv"
+        with paths[kind].open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["tier", "p_bronze", "p_silver", "p_gold"])
+            writer.writerows(
+                [label, *(f"{v:.6f}" for v in row)]
+                for label, row in zip(labels, scores, strict=True)
+            )
+        frames[kind] = (labels, np.round(scores, 6))
+    out = _run(
+        "estimate",
+        "--reference",
+        str(paths["reference"]),
+        "--analysis",
+        str(paths["analysis"]),
+        "--y-true",
+        "tier",
+        "--y-score",
+        "p_bronze",
+        "p_silver",
+        "p_gold",
+        "--labels",
+        "bronze",
+        "silver",
+        "gold",
+        "--metrics",
+        "accuracy",
+        "f1_macro",
+        "roc_auc_macro",
+        "--samples",
+        "500",
+        "--seed",
+        "2",
+        "--format",
+        "json",
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]
+    metrics = result["chunks"][0]["metrics"]
+    assert list(metrics) == ["accuracy", "f1_macro", "roc_auc_macro"]
+    assert metrics["f1_macro"]["realized"] is not None
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy", "f1_macro", "roc_auc_macro"])
+    estimator.fit(*frames["reference"], labels=list(names))
+    library = estimator.estimate(
+        frames["analysis"][1], y_true=frames["analysis"][0], n_samples=500, rng=2
+    )
+    assert metrics["f1_macro"]["estimate"]["mean"] == pytest.approx(
+        library.posterior("f1_macro").mean(), abs=1e-12
+    )
+    bad = _run(
+        "estimate",
+        "--reference",
+        str(paths["reference"]),
+        "--analysis",
+        str(paths["analysis"]),
+        "--y-true",
+        "tier",
+        "--y-score",
+        "p_bronze",
+        "--labels",
+        "bronze",
+    )
+    assert bad.returncode == 2
+    assert "--labels names the classes of several --y-score columns" in bad.stderr

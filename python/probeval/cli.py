@@ -163,6 +163,13 @@ def _pos_label(value: str | None, column: np.ndarray) -> Any:
     return value
 
 
+def _score_columns(table: dict[str, np.ndarray], names: list[str], path: str) -> np.ndarray:
+    """One score column, or the (n, K) matrix of several (a multiclass model's, in class
+    order)."""
+    columns = [_column(table, name, "--y-score", path) for name in names]
+    return columns[0] if len(columns) == 1 else np.column_stack(columns)
+
+
 def _is_score(column: np.ndarray) -> bool:
     """A float column in [0, 1] that is not all whole numbers holds scores, not labels."""
     return (
@@ -348,8 +355,13 @@ def _estimate(args: argparse.Namespace) -> Output:
     analysis = read_table(args.analysis)
     progress.step("read")
     ref_truth = _column(reference, args.y_true, "--y-true", args.reference)
-    ref_score = _column(reference, args.y_score, "--y-score", args.reference)
-    score = _column(analysis, args.y_score, "--y-score", args.analysis)
+    ref_score = _score_columns(reference, args.y_score, args.reference)
+    score = _score_columns(analysis, args.y_score, args.analysis)
+    classes = None
+    if args.labels is not None:
+        if len(args.y_score) < 2:
+            raise UsageError("--labels names the classes of several --y-score columns")
+        classes = [_pos_label(value, ref_truth) for value in args.labels]
     labels = analysis.get(args.y_true)  # a backtest: labels exist
     partial = None
     if labels is not None and has_missing(labels):
@@ -369,7 +381,9 @@ def _estimate(args: argparse.Namespace) -> Output:
         calibration=args.calibration,
         method=args.method,
     )
-    estimator.fit(ref_truth, ref_score, pos_label=_pos_label(args.pos_label, ref_truth))
+    estimator.fit(
+        ref_truth, ref_score, pos_label=_pos_label(args.pos_label, ref_truth), labels=classes
+    )
     progress.step("fit")
     result = estimator.estimate(
         score,
@@ -668,7 +682,20 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--reference", required=True, metavar="FILE", help="labelled reference data")
     est.add_argument("--analysis", required=True, metavar="FILE", help="data to estimate on")
     est.add_argument("--y-true", required=True, metavar="COL", help="label column (reference)")
-    est.add_argument("--y-score", required=True, metavar="COL", help="score column (both files)")
+    est.add_argument(
+        "--y-score",
+        required=True,
+        nargs="+",
+        metavar="COL",
+        help="score column (both files); a multiclass model's columns, one per class in "
+        "--labels order",
+    )
+    est.add_argument(
+        "--labels",
+        nargs="+",
+        metavar="L",
+        help="the class of each --y-score column (default: the sorted classes of --y-true)",
+    )
     chunking = est.add_mutually_exclusive_group()
     chunking.add_argument("--chunk-size", type=int, metavar="N", help="rows per chunk")
     chunking.add_argument("--n-chunks", type=int, metavar="N", help="number of chunks")
@@ -678,7 +705,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="one chunk per period of --timestamp",
     )
     est.add_argument("--timestamp", metavar="COL", help="timestamp column for --period")
-    est.add_argument("--metrics", nargs="+", metavar="M", help="binary metrics and roc_auc")
+    est.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="M",
+        help="binary metrics and roc_auc; multiclass: accuracy, f1_macro, recall[cat], "
+        "roc_auc_macro, ...",
+    )
     est.add_argument(
         "--target",
         choices=("population", "realized"),

@@ -4,7 +4,7 @@
 use super::convert::{flat, run, shaped};
 use crate::labelfree;
 use crate::metrics;
-use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -230,6 +230,29 @@ fn rows_of(a: &PyReadonlyArray2<'_, f64>, k: usize) -> PyResult<Vec<Vec<f64>>> {
     Ok(view.rows().into_iter().map(|r| r.to_vec()).collect())
 }
 
+/// The estimate's target and calibration mode from their names.
+fn target_and_mode(target: &str, mode: &str) -> PyResult<(labelfree::Target, labelfree::Mode)> {
+    let target = match target {
+        "population" => labelfree::Target::Population,
+        "realized" => labelfree::Target::Realized,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "target must be \"population\" or \"realized\", got {other:?}"
+            )));
+        }
+    };
+    let mode = match mode {
+        "reference" => labelfree::Mode::Reference,
+        "perfect" => labelfree::Mode::Perfect,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "calibration must be \"reference\" or \"perfect\", got {other:?}"
+            )));
+        }
+    };
+    Ok((target, mode))
+}
+
 /// Posterior draws per chunk; shape (chunks, metrics [+ AUC], n). `options` is
 /// (target "population"|"realized", calibration "reference"|"perfect", within_bin, want_auc);
 /// `drift`, if given, is the between-period drift model (reference calibration only).
@@ -250,24 +273,7 @@ pub(super) fn labelfree_estimate<'py>(
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let parsed = metrics::parse_metrics(&metrics, beta)?;
-    let target = match options.0.as_str() {
-        "population" => labelfree::Target::Population,
-        "realized" => labelfree::Target::Realized,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "target must be \"population\" or \"realized\", got {other:?}"
-            )));
-        }
-    };
-    let mode = match options.1.as_str() {
-        "reference" => labelfree::Mode::Reference,
-        "perfect" => labelfree::Mode::Perfect,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "calibration must be \"reference\" or \"perfect\", got {other:?}"
-            )));
-        }
-    };
+    let (target, mode) = target_and_mode(&options.0, &options.1)?;
     let chunks = chunk_inputs(&stats, cal.n_bins())?;
     let drift = drift_args.as_ref().map(drift);
     let settings = labelfree::Settings {
@@ -291,4 +297,85 @@ pub(super) fn labelfree_estimate<'py>(
         )
     })?;
     shaped(py, out, [n_chunks, rows, n_samples])
+}
+
+/// Multiclass posterior draws per chunk; shape (chunks, metrics, n). The calibration's bins
+/// each hold one predicted class (`predicted`, per bin) and count correct predictions as
+/// positives; `error_alpha` (bins, K) are the Dirichlet parameters of the true class of each
+/// bin's wrong predictions; `known_errors` (chunks, bins, K) the chunks' known wrong
+/// predictions by true class. `metrics` are (name, average, class index) specifications.
+#[pyfunction]
+#[pyo3(signature = (calibration_args, stats, predicted, error_alpha, known_errors, metrics, target, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn labelfree_estimate_multiclass<'py>(
+    py: Python<'py>,
+    calibration_args: CalibrationArgs<'py>,
+    stats: ChunkInputs<'py>,
+    predicted: Vec<usize>,
+    error_alpha: PyReadonlyArray2<'py, f64>,
+    known_errors: PyReadonlyArray3<'py, f64>,
+    metrics: Vec<(String, String, usize)>,
+    target: String,
+    n_samples: usize,
+    seed: u64,
+    beta: f64,
+    zero_division: f64,
+    drift_args: Option<DriftArgs<'py>>,
+) -> PyResult<Bound<'py, PyArray3<f64>>> {
+    let cal = calibration(&calibration_args)?;
+    let (target, mode) = target_and_mode(&target, "reference")?;
+    let n_classes = error_alpha.as_array().ncols();
+    if n_classes < 2 {
+        return Err(PyValueError::new_err(format!(
+            "error_alpha needs a column per class (at least 2), got {n_classes}"
+        )));
+    }
+    let parsed = metrics
+        .iter()
+        .map(|(name, average, class)| {
+            metrics::MulticlassMetric::from_parts(name, average, *class, beta, n_classes)
+        })
+        .collect::<crate::Result<Vec<_>>>()?;
+    let errors = labelfree::ErrorModel {
+        n_classes,
+        predicted,
+        alpha: flat(&error_alpha).into_owned(),
+    };
+    let chunks = chunk_inputs(&stats, cal.n_bins())?;
+    let shape = known_errors.as_array().shape().to_vec();
+    if shape[0] != chunks.len() || shape[1] != cal.n_bins() || shape[2] != n_classes {
+        return Err(PyValueError::new_err(format!(
+            "known_errors must have shape ({}, {}, {n_classes}), got {shape:?}",
+            chunks.len(),
+            cal.n_bins()
+        )));
+    }
+    let known: Vec<Vec<f64>> = flat(&known_errors)
+        .chunks(cal.n_bins() * n_classes)
+        .map(<[f64]>::to_vec)
+        .collect();
+    let known = if chunks.is_empty() { Vec::new() } else { known };
+    let drift = drift_args.as_ref().map(drift);
+    let settings = labelfree::Settings {
+        target,
+        mode,
+        within_bin: false,
+        want_auc: false,
+        zero_division,
+    };
+    let n_chunks = chunks.len();
+    let out = run(py, || {
+        labelfree::estimate_multiclass(
+            &cal,
+            &chunks,
+            &errors,
+            &known,
+            &parsed,
+            settings,
+            drift.as_ref(),
+            n_samples,
+            seed,
+        )
+    })?;
+    shaped(py, out, [n_chunks, parsed.len(), n_samples])
 }

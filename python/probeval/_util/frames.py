@@ -39,6 +39,18 @@ def _is_name(value: Any) -> bool:
     return isinstance(value, (str, numbers.Integral)) and not isinstance(value, (bool, np.bool_))
 
 
+def _is_score_columns(frame: Any, value: Any) -> bool:
+    """Whether ``value`` names a multiclass model's score columns: a list or tuple of at least
+    two names, strings (then each must be a column) or integers that are all columns (else the
+    integers are taken as values)."""
+    if not (isinstance(value, (list, tuple)) and len(value) >= 2):
+        return False
+    if all(isinstance(v, str) for v in value):
+        return True
+    names = _columns(frame)
+    return all(_is_name(v) and _find(names, v) is not None for v in value)
+
+
 def _find(columns: list[Any], name: Any) -> Any:
     """The column ``name`` refers to: the one equal to it (a string to a string, an integer to
     an integer), else the one whose text is ``name`` (``"0"`` for a column named 0, as the
@@ -75,6 +87,12 @@ def resolve(frame: Any, **arguments: Any) -> dict[str, Any]:
     integer column names) by the frame's column (None stays None, arrays stay arrays)."""
     resolved = {}
     for parameter, value in arguments.items():
+        if parameter == "y_score" and _is_score_columns(frame, value):
+            # Multiclass scores: one column per class, in class order.
+            resolved[parameter] = np.column_stack(
+                [column(frame, name, parameter) for name in value]
+            )
+            continue
         if _is_name(value):
             resolved[parameter] = column(frame, value, parameter)
         elif value is not None and np.ndim(value) == 0:

@@ -425,6 +425,24 @@ def is_score_metric(name: Any) -> bool:
     return isinstance(name, str) and _score_base(name) is not None
 
 
+def is_multiclass_name(name: str) -> bool:
+    """Whether ``name`` names a multiclass metric — whole-matrix, per-class with an average or
+    a ``[class]``, or a one-vs-rest score metric — whatever the classes turn out to be."""
+    match = _CLASS_SYNTAX.match(name)
+    if match:
+        base = ALIASES.get(match.group(1).lower(), match.group(1).lower())
+        return base in PER_CLASS or base in SCORE_METRICS
+    parsed = _score_base(name)
+    if parsed is not None:
+        return parsed[1] in ("macro", "weighted")
+    key = name.strip().lower()
+    for average in AVERAGES:
+        stem = key.removesuffix("_" + average)
+        if stem != key:
+            return ALIASES.get(stem, stem) in PER_CLASS
+    return ALIASES.get(key, key) in WHOLE_MATRIX
+
+
 def resolve_score_metric(name: str, labels: Sequence[Any], *, binary: bool) -> MetricSpec:
     """Resolve a score metric: ``roc_auc`` / ``average_precision`` for binary data;
     ``_macro``, ``_weighted`` or ``[class]`` (one-vs-rest) for multiclass data."""

@@ -133,10 +133,16 @@ def merge_periods(sums: np.ndarray, groups: int) -> np.ndarray:
 
 
 def _slopes(
-    n: np.ndarray, x: np.ndarray, s1: np.ndarray, s2: np.ndarray, sxy: np.ndarray
+    n: np.ndarray,
+    x: np.ndarray,
+    s1: np.ndarray,
+    s2: np.ndarray,
+    sxy: np.ndarray,
+    scale: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Slope of the label on the score per bin (least squares, shrunk towards the prior), its
-    posterior standard error, and the mean score."""
+    posterior standard error, and the mean score. ``scale``: units of the rate's climb per unit
+    of score for a calibrated score (the prior's centre and sd are multiplied by it)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_s = np.where(n > 0, s1 / n, 0.0)
         rate = np.where(n > 0, x / n, 0.0)
@@ -148,7 +154,7 @@ def _slopes(
         raw = np.where(varies, cov / sxx, 0.0)
         # Precision of the raw slope: Sxx / (p (1 - p)); combined with the prior's.
         precision = np.where(varies, sxx / np.maximum(rate * (1 - rate), 1e-12), 0.0)
-    centre, sd = _SLOPE_PRIOR
+    centre, sd = (value * scale for value in _SLOPE_PRIOR)
     prior = 1.0 / sd**2
     slope = (raw * precision + centre * prior) / (precision + prior)
     se = 1.0 / np.sqrt(precision + prior)
@@ -200,11 +206,13 @@ def _effect_prior(
     return delta, log_prior
 
 
-def learn_drift(sums: np.ndarray) -> Drift:
-    """Fit the drift from the reference's :func:`period_sums`."""
+def learn_drift(sums: np.ndarray, score_scale: float = 1.0) -> Drift:
+    """Fit the drift from the reference's :func:`period_sums`. ``score_scale``: how much a
+    calibrated rate climbs per unit of the score (1 for probabilities; K - 1 for the
+    multiclass pseudo-score, whose unit spans a (K - 1)-th of the confidence)."""
     n_periods = sums.shape[0]
     n, x, s1, s2, sxy = sums.sum(axis=0).T
-    slope, slope_se, ref_mean = _slopes(n, x, s1, s2, sxy)
+    slope, slope_se, ref_mean = _slopes(n, x, s1, s2, sxy, score_scale)
     rate = (x + 0.5) / (n + 1.0)
     logits = np.log(rate / (1 - rate))
     centre = float((n * logits).sum() / max(n.sum(), 1e-300))

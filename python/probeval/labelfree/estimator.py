@@ -55,7 +55,18 @@ from probeval._util.validation import (
     check_zero_division,
     describe,
 )
-from probeval.base.metrics import BINARY_METRICS, DEFAULT_BINARY, canonical_name, metric_info
+from probeval.base.metrics import (
+    BINARY_METRICS,
+    DEFAULT_BINARY,
+    DEFAULT_MULTICLASS,
+    MetricSpec,
+    canonical_name,
+    is_multiclass_name,
+    is_score_metric,
+    metric_info,
+    resolve_metric,
+    resolve_score_metric,
+)
 from probeval.base.posterior import Posterior
 from probeval.base.priors import resolve_prior
 from probeval.compare.decisions import Decision, decide
@@ -67,8 +78,17 @@ from probeval.labelfree.drift import (
     period_sums,
     shift_diagnostic,
 )
+from probeval.labelfree.multiclass import (
+    MulticlassBins,
+    as_score_matrix,
+    bin_classes,
+    combine_auc,
+    fit_bins,
+    known_errors,
+    pseudo_scores,
+)
 from probeval.labels.confusion import ConfusionMatrix
-from probeval.labels.scores import ScoreSummary
+from probeval.labels.scores import DEFAULT_MAX_BINS, ScoreSummary, multiclass_score_posteriors
 
 __all__ = ["LabelFreeEstimate", "LabelFreeEstimator"]
 
@@ -82,6 +102,7 @@ DEFAULT_METRICS = (*DEFAULT_BINARY, "roc_auc")
 #: of a calibrated model, and cost an eighth of 2048.
 _REFERENCE_AUC_BINS = 256
 _FORMAT = "probeval.LabelFreeEstimator/2"
+_FORMAT_MULTICLASS = "probeval.LabelFreeEstimator.multiclass/1"
 #: Default reference periods when ``fit`` is not told: consecutive blocks of about this many
 #: rows, at least 5 and at most 200 of them. ``estimate`` adds them up into windows the size of
 #: its chunks, so that the drift it allows for is the drift between chunk-sized stretches of time.
@@ -99,6 +120,11 @@ SCORE_SHIFT_ALERT = 1e-3
 _REALIZED_AUC_BINS = 32
 
 
+def _is_matrix(y_score: Any) -> bool:
+    """Two-dimensional scores (one column per class)."""
+    return not isinstance(y_score, (str, bytes)) and np.ndim(y_score) == 2
+
+
 def _choice(name: str, value: Any, options: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in options:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
@@ -114,20 +140,38 @@ def _check_n_bins(n_bins: Any) -> int:
 
 
 def _check_metrics(metrics: Any) -> list[str]:
+    """Binary metric names, canonical; multiclass names (``f1_macro``, ``recall[cat]``,
+    ``roc_auc_macro``, ...) pass as given and are resolved at ``fit`` against the classes."""
     names = list(DEFAULT_METRICS) if metrics is None else as_name_list("metrics", metrics)
     resolved = []
     for name in names:
-        key = canonical_name(name)
-        if key not in BINARY_METRICS and key != "roc_auc":
+        if key_is_binary(name):
+            key = canonical_name(name)
+        elif is_multiclass_name(name):
+            key = name.strip()
+        else:
+            if not is_score_metric(name):
+                canonical_name(name)  # an unknown name: the catalogue's error lists them all
             raise ValueError(
                 f"{name!r} cannot be estimated without labels; available: binary metrics "
-                f"({', '.join(BINARY_METRICS)}) and roc_auc"
+                f"({', '.join(BINARY_METRICS)}) and roc_auc; for multiclass scores "
+                f"{', '.join(DEFAULT_MULTICLASS)}, per-class metrics with _macro, _weighted, "
+                "_micro or [class], and roc_auc_macro, roc_auc_weighted, roc_auc[class]"
             )
         if key not in resolved:
             resolved.append(key)
     if not resolved:
         raise ValueError("metrics must name at least one metric")
     return resolved
+
+
+def key_is_binary(name: str) -> bool:
+    """A name the binary estimator takes: a binary metric (or alias) or roc_auc."""
+    try:
+        key = canonical_name(name)
+    except ValueError:
+        return False
+    return key in BINARY_METRICS or key == "roc_auc"
 
 
 class LabelFreeEstimator(ValueEquality):
@@ -181,6 +225,8 @@ class LabelFreeEstimator(ValueEquality):
         self.n_bins: int = _check_n_bins(n_bins)
         self.threshold: float = check_threshold(threshold)
         self.metrics: list[str] = _check_metrics(metrics)
+        # Multiclass scores get the multiclass defaults when no metrics were named.
+        self._default_metrics = metrics is None
         self.calibration: str = _choice("calibration", calibration, CALIBRATIONS)
         self.auc_within_bin: str = _choice("auc_within_bin", auc_within_bin, WITHIN_BIN)
         self.method: str = _choice("method", method, METHODS)
@@ -197,6 +243,7 @@ class LabelFreeEstimator(ValueEquality):
         y_true: Any = None,
         pos_label: Any = None,
         periods: Any = None,
+        labels: Any = None,
     ) -> LabelFreeEstimator:
         """Learn the calibration from reference labels and scores (probabilities in [0, 1]).
 
@@ -205,8 +252,11 @@ class LabelFreeEstimator(ValueEquality):
         data : array-like or data frame
             The labels (``fit(y_true, y_score)``), or a data frame whose columns ``y_true``,
             ``y_score`` (and ``periods``) name.
-        y_score : array-like or column name
-            Scores P(y = 1).
+        y_score : array-like or column name(s)
+            Scores P(y = 1); or, for a multiclass model, an (n, K) matrix of class
+            probabilities with one column per class in ``labels`` order, as from
+            ``predict_proba`` (with a data frame: the list of its K columns). Two columns are
+            binary scores (the second column's class is the positive one).
         y_true : array-like or column name, optional
             The labels by keyword, or a column of ``data``.
         pos_label : optional
@@ -219,6 +269,10 @@ class LabelFreeEstimator(ValueEquality):
             the drift allowed for is the drift between chunk-sized windows. Rows are taken to
             be in time order; shuffled reference rows show no drift. Declared periods are used
             as they are, whatever the chunk size.
+        labels : list, optional
+            Multiclass scores: the class of each column (default: the sorted classes of
+            ``y_true``). Labels may be of any hashable type; strings and integers give the
+            same estimates.
         """
         if is_frame(data):
             columns = resolve(data, y_true=y_true, y_score=y_score, periods=periods)
@@ -230,8 +284,27 @@ class LabelFreeEstimator(ValueEquality):
         if y_true is None or y_score is None:
             raise TypeError("fit needs the reference labels and scores: fit(y_true, y_score)")
         truth = as_labels("y_true", y_true)
+        if _is_matrix(y_score):
+            matrix = as_score_matrix("y_score", y_score)
+            check_same_length(y_true=truth, y_score=matrix)
+            classes = resolve_labels(observed_classes(truth), labels, None)
+            if len(classes) != matrix.shape[1]:
+                raise ValueError(
+                    f"y_score has {matrix.shape[1]} columns but there are {len(classes)} "
+                    f"classes {classes!r}; the columns must follow labels (default: the sorted "
+                    "classes of y_true) — pass labels=[...] naming every column's class"
+                )
+            if len(classes) > 2:
+                if pos_label is not None:
+                    raise ValueError("pos_label is for binary scores; multiclass scores have none")
+                return self._fit_multiclass(truth, matrix, classes, periods)
+            # Two columns, as predict_proba gives binary scores: the second class's column.
+            y_score, pos_label = matrix[:, 1], classes[1]
+        elif labels is not None:
+            raise ValueError("labels=... names the columns of multiclass (n, K) scores")
         scores = as_probabilities("y_score", y_score)
         check_same_length(y_true=truth, y_score=scores)
+        self._check_binary_metrics()
         order = resolve_labels(observed_classes(truth), None, pos_label)
         if len(order) != 2:
             raise ValueError(f"y_true must be binary, found classes {order!r}")
@@ -270,6 +343,7 @@ class LabelFreeEstimator(ValueEquality):
         parts = list(summary) if isinstance(summary, (list, tuple)) else [summary]
         if not parts:
             raise ValueError("fit_summary needs at least one ScoreSummary")
+        self._check_binary_metrics()
         for part in parts:
             if not isinstance(part, ScoreSummary):
                 raise TypeError(f"fit_summary needs ScoreSummary objects, got {describe(part)}")
@@ -308,6 +382,8 @@ class LabelFreeEstimator(ValueEquality):
         edges, pos, neg, concordance, se = calibration
         confusion = ConfusionMatrix._from_matrix(cells.reshape(2, 2), [0, 1], weighted=False)
         self._fitted = {
+            "kind": "binary",
+            "score_scale": 1.0,
             "labels": list(summary.labels),
             "edges": edges,
             "positives": pos,
@@ -319,6 +395,108 @@ class LabelFreeEstimator(ValueEquality):
             "period_sums": sums,
             "periods_declared": declared,
             "drift": learn_drift(sums),
+        }
+
+    def _check_binary_metrics(self) -> None:
+        multiclass = [m for m in self.metrics if not key_is_binary(m)]
+        if multiclass:
+            raise ValueError(
+                f"{', '.join(map(repr, multiclass))} are multiclass metrics, and these are "
+                "binary scores: use the binary names (accuracy, f1, roc_auc, ...)"
+            )
+
+    def _multiclass_specs(self, classes: list[Any]) -> list[MetricSpec]:
+        names = (
+            [*DEFAULT_MULTICLASS, "roc_auc_macro", "roc_auc_weighted"]
+            if self._default_metrics
+            else self.metrics
+        )
+        specs: list[MetricSpec] = []
+        for name in names:
+            if is_score_metric(name):
+                spec = resolve_score_metric(name, classes, binary=False)
+                if spec.base != "roc_auc":
+                    raise ValueError(
+                        f"{name!r} cannot be estimated without labels; the ranking metric "
+                        "estimated is ROC AUC (roc_auc_macro, roc_auc_weighted, roc_auc[class])"
+                    )
+            else:
+                spec = resolve_metric(name, classes, binary=False)
+            if spec.name not in [s.name for s in specs]:
+                specs.append(spec)
+        return specs
+
+    def _fit_multiclass(
+        self, truth: np.ndarray, matrix: np.ndarray, classes: list[Any], periods: Any
+    ) -> LabelFreeEstimator:
+        """Multiclass fit: confidence bins per predicted class with the correct rate and the
+        error shares of each, their drift over the reference periods, and one binary
+        (one-vs-rest) estimator per class for ROC AUC (see :mod:`probeval.labelfree.multiclass`)."""
+        if self.calibration == "perfect":
+            raise ValueError(
+                'calibration="perfect" is for binary scores; multiclass scores are calibrated '
+                'on the reference (calibration="reference")'
+            )
+        specs = self._multiclass_specs(classes)
+        codes = encode(truth, classes)
+        k = len(classes)
+        for c in range(k):
+            if not np.any(codes == c):
+                raise ValueError(
+                    f"the reference's y_true has no rows of the class {classes[c]!r}: the "
+                    "calibration needs labelled rows of every class; add reference rows of it "
+                    "or leave it out of labels"
+                )
+        bins, u, right = fit_bins(matrix, codes, self.n_bins)
+        period, n_periods = _periods(periods, matrix.shape[0])
+        right_f = right.astype(np.float64)
+        sums = period_sums(bins.edges, u, right_f, 1.0 - right_f, period, n_periods)
+        ovr = []
+        if any(spec.kernel == "scores" for spec in specs):
+            for c in range(k):
+                one = LabelFreeEstimator(
+                    n_bins=self.n_bins,
+                    metrics=["prevalence", "roc_auc"],
+                    auc_within_bin=self.auc_within_bin,
+                    method=self.method,
+                )
+                ovr.append(one.fit(codes == c, matrix[:, c], periods=periods))
+        cells = np.bincount(codes * k + np.argmax(matrix, axis=1), minlength=k * k)
+        confusion = ConfusionMatrix._from_matrix(
+            cells.reshape(k, k).astype(np.float64), classes, weighted=False
+        )
+        self._fitted = self._multiclass_state(
+            list(classes), specs, bins, confusion, sums, periods is not None, ovr
+        )
+        return self
+
+    @staticmethod
+    def _multiclass_state(
+        labels: list[Any],
+        specs: list[MetricSpec],
+        bins: MulticlassBins,
+        confusion: ConfusionMatrix,
+        sums: np.ndarray,
+        declared: bool,
+        ovr: list[LabelFreeEstimator],
+    ) -> dict[str, Any]:
+        scale = len(labels) - 1.0
+        return {
+            "kind": "multiclass",
+            "labels": labels,
+            "specs": specs,
+            "bins": bins,
+            "edges": bins.edges,
+            "positives": bins.correct,
+            "negatives": bins.wrong,
+            "concordance": np.full(bins.n_bins, 0.5),
+            "concordance_se": np.zeros(bins.n_bins),
+            "reference_confusion": confusion,
+            "period_sums": sums,
+            "periods_declared": declared,
+            "score_scale": scale,
+            "drift": learn_drift(sums, score_scale=scale),
+            "ovr": ovr,
         }
 
     @property
@@ -364,7 +542,8 @@ class LabelFreeEstimator(ValueEquality):
             state["negatives"],
             state["concordance"],
             state["concordance_se"],
-            self.threshold,
+            # Multiclass bins predict their class, not by a threshold: none of them lies above 1.
+            self.threshold if state["kind"] == "binary" else 1.0,
         )
 
     # ------------------------------------------------------------------ estimation
@@ -443,6 +622,32 @@ class LabelFreeEstimator(ValueEquality):
         if y_score is None:
             raise TypeError("estimate needs the scores: estimate(y_score)")
         target = _choice("target", target, TARGETS)
+        if self._state()["kind"] == "multiclass":
+            return self._estimate_multiclass(
+                y_score,
+                target=target,
+                y_true=y_true,
+                partial_labels=partial_labels,
+                chunking={
+                    "chunk_size": chunk_size,
+                    "n_chunks": n_chunks,
+                    "period": period,
+                    "timestamps": timestamps,
+                },
+                n_samples=n_samples,
+                rng=rng,
+                ci=ci,
+                beta=beta,
+                zero_division=zero_division,
+            )
+        if _is_matrix(y_score):
+            matrix = as_score_matrix("y_score", y_score)
+            if matrix.shape[1] != 2:
+                raise ValueError(
+                    f"y_score has {matrix.shape[1]} columns, but the estimator was fitted on "
+                    "binary scores"
+                )
+            y_score = matrix[:, 1]
         scores = as_probabilities("y_score", y_score)
         chunks = make_chunks(
             scores.shape[0],
@@ -532,6 +737,207 @@ class LabelFreeEstimator(ValueEquality):
             diagnostics=diagnostics,
         )
 
+    def _estimate_multiclass(
+        self,
+        y_score: Any,
+        *,
+        target: str,
+        y_true: Any,
+        partial_labels: Any,
+        chunking: dict[str, Any],
+        n_samples: int,
+        rng: Any,
+        ci: float,
+        beta: float,
+        zero_division: Any,
+    ) -> LabelFreeEstimate:
+        """:meth:`estimate` for a multiclass fit (see :mod:`probeval.labelfree.multiclass`)."""
+        state = self._state()
+        labels: list[Any] = state["labels"]
+        bins = state["bins"]
+        specs: list[MetricSpec] = state["specs"]
+        matrix = as_score_matrix("y_score", y_score, len(labels))
+        chunks = make_chunks(matrix.shape[0], **chunking)
+        truth = None
+        if y_true is not None:
+            truth = as_labels("y_true", y_true)
+            check_same_length(y_true=truth, y_score=matrix)
+            truth = self._class_codes(truth)
+        known = None
+        if partial_labels is not None:
+            known = _known_labels(partial_labels, labels)
+            check_same_length(partial_labels=known, y_score=matrix)
+        n = check_n_samples(n_samples)
+        ci = check_ci(ci)
+        beta = check_beta(beta)
+        zd = check_zero_division(zero_division)
+        seed = seed_from(rng)
+        order = np.concatenate([chunk.rows for chunk in chunks])
+        starts = np.cumsum([0] + [chunk.n_rows for chunk in chunks[:-1]]).tolist()
+        predicted, u = pseudo_scores(matrix)
+        right, table = known_errors(bins, u, predicted, known, [chunk.rows for chunk in chunks])
+        calibration = self._calibration_args()
+        stats = _core.labelfree_chunk_stats(
+            calibration,
+            np.ascontiguousarray(u[order]),
+            starts,
+            False,
+            None if right is None else np.ascontiguousarray(right[order]),
+        )
+        confusion_specs = [spec for spec in specs if spec.kernel != "scores"]
+        score_specs = [spec for spec in specs if spec.kernel == "scores"]
+        classes_needed = len(labels) if score_specs else 0
+        check_memory(
+            n * len(chunks) * (len(specs) + 2 * classes_needed),
+            request=f"n_samples={n:,} for {len(specs)} metric(s) in {len(chunks):,} chunks",
+            alternative="ask for fewer n_samples, or fewer (larger) chunks",
+        )
+        drift_model = self._drift_for(chunks)
+        drift = self._drift_args(drift_model)
+        draws = _core.labelfree_estimate_multiclass(
+            calibration,
+            stats,
+            bins.predicted.tolist(),
+            bins.error_alpha,
+            table,
+            [spec.core_spec() for spec in confusion_specs],
+            target,
+            n,
+            derive(seed, 0),
+            beta,
+            zd,
+            drift,
+        )
+        per_class = prevalence = None
+        if score_specs:
+            per_class = np.empty((len(labels), len(chunks), n))
+            prevalence = np.empty_like(per_class)
+            for c, one in enumerate(state["ovr"]):
+                part = None
+                if known is not None:
+                    part = np.where(np.isnan(known), np.nan, (known == c).astype(np.float64))
+                result = one.estimate(
+                    matrix[:, c],
+                    target=target,
+                    partial_labels=part,
+                    n_samples=n,
+                    rng=derive(seed, 10 + c),
+                    **chunking,
+                )
+                for chunk in chunks:
+                    per_class[c, chunk.index] = result.posterior("roc_auc", chunk.index).samples
+                    prevalence[c, chunk.index] = result.posterior("prevalence", chunk.index).samples
+        names = [spec.name for spec in specs]
+        results = []
+        for chunk in chunks:
+            estimates: dict[str, Posterior] = {}
+            for row, spec in enumerate(confusion_specs):
+                estimates[spec.name] = Posterior(
+                    spec.name,
+                    samples=np.ascontiguousarray(draws[chunk.index, row]),
+                    bounds=spec.bounds,
+                )
+            for spec in score_specs:
+                assert per_class is not None
+                assert prevalence is not None
+                samples = combine_auc(
+                    per_class[:, chunk.index],
+                    prevalence[:, chunk.index],
+                    spec.average,
+                    spec.class_index,
+                )
+                estimates[spec.name] = Posterior(
+                    spec.name, samples=np.ascontiguousarray(samples), bounds=spec.bounds
+                )
+            estimates = {name: estimates[name] for name in names}
+            realized: dict[str, tuple[float, Posterior | None]] = {}
+            if truth is not None:
+                realized = self._realized_multiclass(
+                    truth[chunk.rows], matrix[chunk.rows], n, seed, chunk.index, beta, zd
+                )
+            results.append(_ChunkResult(chunk, estimates, realized))
+        return LabelFreeEstimate(
+            results,
+            names,
+            reference=_ReferencePosteriors(self, names, n, beta, zd),
+            target=target,
+            calibration=self.calibration,
+            method=self.method,
+            ci=ci,
+            counts=np.asarray(stats[0]),
+            diagnostics=self._diagnostics(stats, calibration, drift_model, drift),
+        )
+
+    def _class_codes(self, truth: np.ndarray) -> np.ndarray:
+        """Labels as indices of the reference's classes."""
+        labels = self._state()["labels"]
+        unknown = [c for c in observed_classes(truth) if c not in labels]
+        if unknown:
+            raise ValueError(
+                f"y_true contains classes {unknown!r} that the reference did not have ({labels!r})"
+            )
+        codes: np.ndarray = encode(truth, labels)
+        return codes
+
+    def _realized_multiclass(
+        self,
+        codes: np.ndarray,
+        matrix: np.ndarray,
+        n: int,
+        seed: int,
+        chunk: int,
+        beta: float,
+        zd: float,
+    ) -> dict[str, tuple[float, Posterior | None]]:
+        """Realized value and with-labels posterior of each metric on one chunk, as
+        :func:`probeval.evaluate` gives them on its labels and scores."""
+        state = self._state()
+        labels: list[Any] = state["labels"]
+        specs: list[MetricSpec] = state["specs"]
+        k = len(labels)
+        out: dict[str, tuple[float, Posterior | None]] = {}
+        confusion_specs = [spec for spec in specs if spec.kernel != "scores"]
+        if confusion_specs:
+            cells = np.bincount(codes * k + np.argmax(matrix, axis=1), minlength=k * k)
+            confusion = ConfusionMatrix._from_matrix(
+                cells.reshape(k, k).astype(np.float64), labels, weighted=False
+            )
+            posts = confusion._posteriors(
+                confusion_specs,
+                prior=resolve_prior(None, k),
+                n_samples=n,
+                seed=derive(seed, 2 + 2 * chunk),
+                beta=beta,
+                zero_division=zd,
+                joint=False,
+            )
+            for spec in confusion_specs:
+                out[spec.name] = (posts[spec.name].observed, posts[spec.name])
+        for spec in (spec for spec in specs if spec.kernel == "scores"):
+            out[spec.name] = self._realized_auc_multiclass(
+                spec, codes, matrix, n, derive(seed, 3 + 2 * chunk)
+            )
+        return out
+
+    def _realized_auc_multiclass(
+        self, spec: MetricSpec, codes: np.ndarray, matrix: np.ndarray, n: int, seed: int
+    ) -> tuple[float, Posterior | None]:
+        """One-vs-rest ROC AUC of a chunk with its labels, by the row-wise Bayesian bootstrap
+        that :func:`probeval.evaluate` uses (NaN and None unless every class occurs)."""
+        present = np.bincount(codes, minlength=matrix.shape[1])
+        if np.any(present == 0):
+            return (math.nan, None)
+        post = multiclass_score_posteriors(
+            codes,
+            matrix,
+            np.ones(codes.shape[0]),
+            [spec],
+            max_bins=DEFAULT_MAX_BINS,
+            n_samples=n,
+            seed=seed,
+        )[spec.name]
+        return (post.observed, post)
+
     def _drift_for(self, chunks: list[Chunk]) -> Drift:
         """The drift between stretches of time the size of these chunks (median rows): the
         declared periods' as they are; default blocks added up into that many rows each."""
@@ -545,7 +951,9 @@ class LabelFreeEstimator(ValueEquality):
         windows = min(max(windows, _MIN_WINDOWS), sums.shape[0])
         cache: dict[int, Drift] = state.setdefault("drift_cache", {})
         if windows not in cache:
-            cache[windows] = learn_drift(merge_periods(sums, windows))
+            cache[windows] = learn_drift(
+                merge_periods(sums, windows), score_scale=state["score_scale"]
+            )
         return cache[windows]
 
     def _drift_args(self, drift: Drift) -> tuple[Any, ...] | None:
@@ -600,6 +1008,8 @@ class LabelFreeEstimator(ValueEquality):
         state = self._state()
         confusion: ConfusionMatrix = state["reference_confusion"]
         seed = zlib.crc32(np.ascontiguousarray(confusion.counts).tobytes())
+        if state["kind"] == "multiclass":
+            return self._compute_reference_multiclass(confusion, n, beta, zd, seed)
         result: dict[str, Posterior] = {}
         binary = [m for m in names if m != "roc_auc"]
         if binary:
@@ -618,6 +1028,44 @@ class LabelFreeEstimator(ValueEquality):
             summary: ScoreSummary = state["reference_scores"]
             result["roc_auc"] = summary.posterior("roc_auc", n_samples=n, rng=derive(seed, 1))
         return result
+
+    def _compute_reference_multiclass(
+        self, confusion: ConfusionMatrix, n: int, beta: float, zd: float, seed: int
+    ) -> dict[str, Posterior]:
+        """The reference's posteriors of a multiclass fit: the confusion-matrix metrics as
+        :func:`probeval.evaluate` gives them, the ROC AUCs from the classes' one-vs-rest
+        reference posteriors (macro: their mean per draw; weighted: by the draw's
+        prevalences)."""
+        state = self._state()
+        specs: list[MetricSpec] = state["specs"]
+        result: dict[str, Posterior] = {}
+        confusion_specs = [spec for spec in specs if spec.kernel != "scores"]
+        if confusion_specs:
+            result.update(
+                confusion._posteriors(
+                    confusion_specs,
+                    prior=resolve_prior(None, confusion.n_classes),
+                    n_samples=n,
+                    seed=seed,
+                    beta=beta,
+                    zero_division=zd,
+                    joint=False,
+                )
+            )
+        score_specs = [spec for spec in specs if spec.kernel == "scores"]
+        if score_specs:
+            parts = [
+                one._reference_posteriors(["prevalence", "roc_auc"], n, beta, zd)
+                for one in state["ovr"]
+            ]
+            auc = np.stack([part["roc_auc"].samples for part in parts])
+            prevalence = np.stack([part["prevalence"].samples for part in parts])
+            for spec in score_specs:
+                samples = combine_auc(auc, prevalence, spec.average, spec.class_index)
+                result[spec.name] = Posterior(
+                    spec.name, samples=np.ascontiguousarray(samples), bounds=spec.bounds
+                )
+        return {spec.name: result[spec.name] for spec in specs}
 
     def _positive(self, truth: np.ndarray) -> np.ndarray:
         """Labels as positive (True) / negative, in the reference's classes."""
@@ -666,6 +1114,8 @@ class LabelFreeEstimator(ValueEquality):
         """A JSON-friendly description of the fitted estimator (see :meth:`from_dict`)."""
         state = self._state()
         confusion: ConfusionMatrix = state["reference_confusion"]
+        if state["kind"] == "multiclass":
+            return self._multiclass_dict()
         return {
             "format": _FORMAT,
             "n_bins": self.n_bins,
@@ -691,6 +1141,8 @@ class LabelFreeEstimator(ValueEquality):
         """Rebuild a fitted estimator from :meth:`to_dict` output."""
         if not isinstance(data, dict):
             raise TypeError(f"from_dict needs a dict, got {describe(data)}")
+        if data.get("format") == _FORMAT_MULTICLASS:
+            return cls._from_multiclass_dict(data)
         if data.get("format") != _FORMAT:
             raise ValueError(
                 f"not a saved LabelFreeEstimator (format {data.get('format')!r}, "
@@ -732,6 +1184,8 @@ class LabelFreeEstimator(ValueEquality):
             raise ValueError("period_sums must be finite")
         drift = learn_drift(sums)
         estimator._fitted = {
+            "kind": "binary",
+            "score_scale": 1.0,
             "labels": labels,
             **arrays,
             "reference_confusion": ConfusionMatrix(counts, labels=[0, 1]),
@@ -745,6 +1199,104 @@ class LabelFreeEstimator(ValueEquality):
             estimator._calibration_args(), np.array([0.5]), [0], False
         )
         _core.labelfree_drift_shift(estimator._calibration_args(), drift.core_args(), stats)
+        return estimator
+
+    def _multiclass_dict(self) -> dict[str, Any]:
+        state = self._state()
+        bins = state["bins"]
+        return {
+            "format": _FORMAT_MULTICLASS,
+            "n_bins": self.n_bins,
+            "metrics": [spec.name for spec in state["specs"]],
+            "auc_within_bin": self.auc_within_bin,
+            "method": self.method,
+            "labels": list(state["labels"]),
+            "edges": bins.edges.tolist(),
+            "correct": bins.correct.tolist(),
+            "wrong": bins.wrong.tolist(),
+            "error_alpha": bins.error_alpha.tolist(),
+            "reference_confusion": state["reference_confusion"].counts.tolist(),
+            "period_sums": state["period_sums"].tolist(),
+            "periods_declared": bool(state["periods_declared"]),
+            "one_vs_rest": [one.to_dict() for one in state["ovr"]],
+        }
+
+    @classmethod
+    def _from_multiclass_dict(cls, data: dict[str, Any]) -> LabelFreeEstimator:
+        """Rebuild a multiclass fit, checking the payload like user input."""
+        try:
+            estimator = cls(
+                n_bins=data["n_bins"],
+                metrics=data["metrics"],
+                auc_within_bin=data["auc_within_bin"],
+                method=data["method"],
+            )
+            labels = data["labels"]
+            if not isinstance(labels, list) or len(labels) < 3:
+                raise ValueError(f"labels must be a list of 3 or more classes, got {labels!r}")
+            k = len(labels)
+            edges = np.asarray(data["edges"], dtype=np.float64)
+            b = edges.shape[0] + 1
+            arrays = {
+                key: np.asarray(data[key], dtype=np.float64)
+                for key in ("correct", "wrong", "error_alpha", "period_sums")
+            }
+            counts = as_count_matrix(
+                "the saved estimator's reference_confusion",
+                data["reference_confusion"],
+                whole=False,
+            )
+            declared = data["periods_declared"]
+            ovr = [cls.from_dict(part) for part in data["one_vs_rest"]]
+        except KeyError as error:
+            raise ValueError(f"the saved estimator lacks the key {error.args[0]!r}") from None
+        except TypeError as error:
+            raise ValueError(f"the saved estimator is malformed: {error}") from None
+        if edges.ndim != 1 or np.any(np.diff(edges) <= 0) or np.any((edges <= 0) | (edges >= 1)):
+            raise ValueError("edges must ascend strictly within (0, 1)")
+        if not np.all(np.isin(np.arange(1, k) / k, edges)):
+            raise ValueError(f"edges must hold the class boundaries c/{k}")
+        shapes = {
+            "correct": (b,),
+            "wrong": (b,),
+            "error_alpha": (b, k),
+        }
+        for key, shape in shapes.items():
+            if arrays[key].shape != shape or not np.all(np.isfinite(arrays[key])):
+                raise ValueError(f"{key} must be finite with shape {shape}")
+            if np.any(arrays[key] < 0):
+                raise ValueError(f"{key} must be >= 0")
+        sums = arrays["period_sums"]
+        if sums.ndim != 3 or sums.shape[1:] != (b, 5) or not np.all(np.isfinite(sums)):
+            raise ValueError(f"period_sums must be finite with shape (periods, {b}, 5)")
+        if counts.shape != (k, k):
+            raise ValueError(f"reference_confusion must be {k} x {k}, got shape {counts.shape}")
+        if not isinstance(declared, bool):
+            raise ValueError(f"periods_declared must be true or false, got {declared!r}")
+        if ovr and len(ovr) != k:
+            raise ValueError(f"one_vs_rest must hold one estimator per class ({k}), or none")
+        specs = estimator._multiclass_specs(labels)
+        if any(spec.kernel == "scores" for spec in specs) and not ovr:
+            raise ValueError("ROC AUC metrics need the saved one-vs-rest estimators")
+        bins = MulticlassBins(
+            k,
+            edges,
+            bin_classes(edges, k),
+            arrays["correct"],
+            arrays["wrong"],
+            arrays["error_alpha"],
+        )
+        estimator._fitted = estimator._multiclass_state(
+            labels,
+            specs,
+            bins,
+            ConfusionMatrix._from_matrix(counts, labels, weighted=False),
+            sums,
+            declared,
+            ovr,
+        )
+        # Let the core check the bins and error model now rather than at the first estimate.
+        estimator.estimate(np.full((1, k), 1.0 / k), n_samples=1, rng=0)
         return estimator
 
     def save(self, path: str | Path) -> None:
@@ -1061,7 +1613,9 @@ class LabelFreeEstimate(ValueEquality):
         )
 
     def _metric(self, metric: Any) -> str:
-        name = canonical_name(metric)
+        if isinstance(metric, str) and metric.strip() in self._metrics:
+            return metric.strip()
+        name = metric_info(metric).name if isinstance(metric, str) else canonical_name(metric)
         if name not in self._metrics:
             raise KeyError(f"{metric!r} was not estimated; metrics: {', '.join(self._metrics)}")
         return name

@@ -1,0 +1,210 @@
+"""The multiclass label-free model: bins on (predicted class, confidence) (SPEC §2.4, last item).
+
+A multiclass model's confusion matrix without labels needs two things per row: whether the
+prediction is right, and — when it is not — which class the row really belongs to.
+
+- **Correctness** is a binary question with a score, the confidence (the highest score), so it
+  gets the binary estimator's whole design: equal-frequency bins of the confidence, now one set
+  per predicted class, each bin's rate of correct predictions learned from the reference with
+  its uncertainty, the drift of that rate between reference periods (a shift common to all bins,
+  a tilt, each bin's own deviation), the rate's climb inside a bin, and labels already known
+  for some rows. To reuse the binary core unchanged, each row's (predicted class c, confidence
+  s) becomes one pseudo-score u = (c + t) / K in (c/K, (c+1)/K], t = (s - 1/K) · K/(K - 1)
+  the confidence rescaled to [0, 1]; the class boundaries c/K are bin edges, so no bin mixes
+  predicted classes, and a bin's "positives" are its correct predictions.
+- **The true class of a wrong prediction**: per bin, shares φ ~ Dirichlet(reference counts of
+  each true class among the bin's wrong predictions + a prior of total weight 1, half uniform
+  and half the bin's mean scores of those classes), updated by a chunk's known wrong labels.
+
+Each draw then gives a K x K expected confusion matrix (population target) or the drawn matrix
+of these very rows (realized target), and every whole-matrix and per-class metric follows.
+The ranking metrics (one-vs-rest ROC AUC) need the order of each class's own score, which the
+confidence bins do not keep: they come from one binary estimator per class, fitted on
+(y == k, score of k) — the one-vs-rest calibration — macro-averaged per draw, and weighted by
+each draw's prevalence of the class.
+
+numpy only; the draws are made by ``_core.labelfree_estimate_multiclass``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from probeval._util.equality import ValueEquality
+from probeval._util.validation import describe
+
+__all__ = [
+    "MIN_BIN_ROWS",
+    "MulticlassBins",
+    "bin_classes",
+    "combine_auc",
+    "as_score_matrix",
+    "fit_bins",
+    "known_errors",
+    "pseudo_scores",
+]
+
+#: Fewest reference rows per confidence bin: a predicted class with fewer than
+#: ``n_bins * MIN_BIN_ROWS`` reference rows gets fewer bins, so that every bin's error shares
+#: and correct rate rest on enough rows (a tiny class gets one bin).
+MIN_BIN_ROWS = 50
+#: The smallest rescaled confidence: a row whose scores are all equal (confidence 1/K) still
+#: lies strictly above its class's lower boundary c/K.
+_FLOOR = 1e-9
+
+
+def as_score_matrix(name: str, values: Any, n_classes: int | None = None) -> np.ndarray:
+    """An (n, K) matrix of probabilities in [0, 1] (K >= 3; or ``n_classes`` columns)."""
+    array = np.asarray(values)
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be an (n, K) score matrix, got {describe(values)}")
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
+    matrix = np.ascontiguousarray(array, dtype=np.float64)
+    if n_classes is not None and matrix.shape[1] != n_classes:
+        raise ValueError(
+            f"{name} has {matrix.shape[1]} columns, but the estimator was fitted on "
+            f"{n_classes} classes"
+        )
+    bad = ~np.isfinite(matrix) | (matrix < 0) | (matrix > 1)
+    if bad.any():
+        row, column = (int(i[0]) for i in np.nonzero(bad))
+        value = float(matrix[row, column])
+        raise ValueError(
+            f"{name} must hold probabilities in [0, 1], found {value!r} at row {row}, "
+            f"column {column}"
+        )
+    return matrix
+
+
+def pseudo_scores(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's predicted class (the first column of its highest score, as ``evaluate``
+    predicts) and its pseudo-score u = (c + t) / K (see the module docstring)."""
+    k = scores.shape[1]
+    predicted = np.argmax(scores, axis=1)
+    confidence = scores[np.arange(scores.shape[0]), predicted]
+    t = np.clip((confidence - 1.0 / k) * k / (k - 1.0), _FLOOR, 1.0)
+    return predicted, (predicted + t) / k
+
+
+@dataclass(frozen=True, eq=False)
+class MulticlassBins(ValueEquality):
+    """The fitted bins: inner edges of the pseudo-score (class boundaries among them), per bin
+    the predicted class, the reference's correct and wrong predictions, and the Dirichlet
+    parameters (bins, K) of the true class of its wrong predictions (0 at the predicted
+    class)."""
+
+    n_classes: int
+    edges: np.ndarray
+    predicted: np.ndarray
+    correct: np.ndarray
+    wrong: np.ndarray
+    error_alpha: np.ndarray
+
+    @property
+    def n_bins(self) -> int:
+        return int(self.edges.shape[0]) + 1
+
+    def bin_of(self, u: np.ndarray) -> np.ndarray:
+        """The bin of each pseudo-score (bins are (low, high], as in the core)."""
+        out: np.ndarray = np.searchsorted(self.edges, u, side="left")
+        return out
+
+
+def _boundaries(k: int) -> np.ndarray:
+    out: np.ndarray = np.arange(1, k) / k
+    return out
+
+
+def bin_classes(edges: np.ndarray, k: int) -> np.ndarray:
+    """The predicted class of each bin of these inner edges: the class whose segment
+    (c/K, (c+1)/K] holds the bin's upper edge."""
+    upper = np.append(edges, 1.0)
+    out: np.ndarray = np.searchsorted(_boundaries(k), upper, side="left")
+    return out
+
+
+def fit_bins(
+    scores: np.ndarray, truth: np.ndarray, n_bins: int
+) -> tuple[MulticlassBins, np.ndarray, np.ndarray]:
+    """Bins of the reference (scores (n, K), true class indices): up to ``n_bins``
+    equal-frequency confidence bins per predicted class. Returns the bins, the pseudo-scores
+    and whether each reference prediction is right."""
+    k = scores.shape[1]
+    predicted, u = pseudo_scores(scores)
+    edges = [_boundaries(k)]
+    for c in range(k):
+        values = np.sort(u[predicted == c])
+        m = values.shape[0]
+        bins = max(1, min(n_bins, m // MIN_BIN_ROWS))
+        if bins > 1:
+            # The last value of each lower bin is its upper edge (bins are (low, high]).
+            edges.append(values[(np.arange(1, bins) * m) // bins - 1])
+    inner = np.unique(np.concatenate(edges))
+    inner = inner[(inner > 0) & (inner < 1)]
+    classes = bin_classes(inner, k)
+    which = np.searchsorted(inner, u, side="left")
+    right = predicted == truth
+    b = inner.shape[0] + 1
+    correct = np.bincount(which, right, b).astype(np.float64)
+    wrong = np.bincount(which, ~right, b).astype(np.float64)
+    errors = np.bincount(which[~right] * k + truth[~right], minlength=b * k).reshape(b, k)
+    # Prior of each bin's error shares: weight 1, half spread evenly over the other classes,
+    # half in proportion to the bin's mean scores of them (uniform for an empty bin).
+    rows = np.bincount(which, minlength=b).astype(np.float64)
+    sums = np.stack([np.bincount(which, scores[:, j], b) for j in range(k)], axis=1)
+    mean_scores = sums.astype(np.float64) / np.maximum(rows, 1.0)[:, None]
+    others = np.ones((b, k))
+    others[np.arange(b), classes] = 0.0
+    mean_scores *= others
+    total = mean_scores.sum(axis=1, keepdims=True)
+    shares = np.where(total > 0, mean_scores / np.where(total > 0, total, 1.0), others / (k - 1))
+    alpha = errors + 0.5 * shares + 0.5 * others / (k - 1)
+    fitted = MulticlassBins(k, inner, classes, correct, wrong, alpha)
+    return fitted, u, right
+
+
+def known_errors(
+    bins: MulticlassBins,
+    u: np.ndarray,
+    predicted: np.ndarray,
+    known: np.ndarray | None,
+    chunk_rows: list[np.ndarray],
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """From the known labels (class index per row, NaN when unknown): per row whether the
+    prediction is right (1, 0 or NaN, what the core's chunk statistics count), and per chunk,
+    bin and true class the known wrong predictions (chunks, bins, K)."""
+    k = bins.n_classes
+    table = np.zeros((len(chunk_rows), bins.n_bins, k))
+    if known is None:
+        return None, table
+    given = ~np.isnan(known)
+    codes = np.where(given, known, -1).astype(np.int64)
+    right = np.where(given, (codes == predicted).astype(np.float64), np.nan)
+    which = bins.bin_of(u)
+    for index, rows in enumerate(chunk_rows):
+        wrong = rows[given[rows] & (codes[rows] != predicted[rows])]
+        cells = which[wrong] * k + codes[wrong]
+        table[index] = np.bincount(cells, minlength=bins.n_bins * k).reshape(bins.n_bins, k)
+    return right, table
+
+
+def combine_auc(
+    per_class: np.ndarray, prevalence: np.ndarray, average: str, class_index: int
+) -> np.ndarray:
+    """Draws of a one-vs-rest ROC AUC from each class's draws (classes, ...): one class, the
+    plain mean (macro), or the mean weighted by each draw's prevalence of the classes."""
+    if average == "class":
+        out: np.ndarray = per_class[class_index]
+        return out
+    if average == "macro":
+        out = per_class.mean(axis=0)
+        return out
+    total = prevalence.sum(axis=0)
+    # A realized draw of a tiny chunk can give no class any row: the plain mean then.
+    weighted = (per_class * prevalence).sum(axis=0) / np.where(total > 0, total, 1.0)
+    out = np.where(total > 0, weighted, per_class.mean(axis=0))
+    return out

@@ -1,0 +1,330 @@
+"""Label-free estimation for multiclass scores: the model against a brute-force numpy draw of
+the same model, centring at large n for every metric name, string and integer labels, binary
+input through the matrix path, partial labels, persistence, frames, properties, and coverage
+over simulated replications (slow)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import f1_score
+
+import probeval as pe
+from probeval.labelfree.multiclass import fit_bins, pseudo_scores
+
+
+def _simulate(
+    rng: np.random.Generator, n: int, k: int, *, spread: float = 1.6, small: float = 1.5
+) -> tuple[np.ndarray, np.ndarray]:
+    """Calibrated (n, K) scores (softmax of normal logits, the last class rarer) and labels
+    drawn from them."""
+    centre = np.random.default_rng(1_000 + k).normal(0.0, 1.0, k)
+    centre[-1] -= small
+    logits = rng.normal(0.0, spread, (n, k)) + centre
+    scores = np.exp(logits - logits.max(axis=1, keepdims=True))
+    scores /= scores.sum(axis=1, keepdims=True)
+    labels = (rng.random(n)[:, None] > scores.cumsum(axis=1)).sum(axis=1)
+    return np.minimum(labels, k - 1), scores
+
+
+ALL_NAMES = [
+    "accuracy",
+    "balanced_accuracy",
+    "mcc",
+    "kappa",
+    "precision_macro",
+    "recall_macro",
+    "f1_macro",
+    "precision_weighted",
+    "recall_weighted",
+    "f1_weighted",
+    "f1_micro",
+    "specificity_macro",
+    "jaccard_macro",
+    "npv_macro",
+    "fpr_macro",
+    "fnr_macro",
+    "fdr_macro",
+    "false_omission_rate_macro",
+    "recall[0]",
+    "precision[2]",
+    "f1[1]",
+    "roc_auc_macro",
+    "roc_auc_weighted",
+    "roc_auc[0]",
+    "roc_auc[2]",
+]
+
+
+def test_every_metric_is_centred_on_the_realized_value_at_large_n() -> None:
+    """200,000 reference rows and a 200,000-row chunk of calibrated scores: every metric's
+    label-free mean sits within 4 posterior sds (realized target: the reference's uncertainty
+    and the chunk's label noise, 0.001-0.006 here) of the value the chunk's labels give."""
+    rng = np.random.default_rng(3)
+    y_ref, s_ref = _simulate(rng, 200_000, 3)
+    y, s = _simulate(rng, 200_000, 3)
+    estimator = pe.LabelFreeEstimator(metrics=ALL_NAMES).fit(y_ref, s_ref)
+    result = estimator.estimate(s, y_true=y, target="realized", n_samples=1_000, rng=1)
+    for name in ALL_NAMES:
+        post, realized = result.posterior(name), result.realized(name)
+        assert realized is not None
+        assert post.std() < 0.01, (name, post.std())
+        assert abs(post.mean() - realized) < 4 * post.std(), (name, post.mean(), realized)
+    # The realized values are scikit-learn's.
+    assert result.realized("f1_macro") == pytest.approx(
+        f1_score(y, s.argmax(axis=1), average="macro"), abs=1e-12
+    )
+
+
+def test_population_draws_match_a_numpy_draw_of_the_same_model() -> None:
+    """Method "pooled", population target: per draw, bin weights w ~ Dirichlet(n_b + width_b),
+    correct rates r_b ~ Beta(correct + 1, wrong + 1), error shares φ_b ~ Dirichlet(alpha_b);
+    the K x K matrix and macro F1 by numpy. Means and sds agree within 4 Monte Carlo standard
+    errors (20,000 draws each)."""
+    rng = np.random.default_rng(5)
+    k = 4
+    y_ref, s_ref = _simulate(rng, 8_000, k)
+    _, s = _simulate(rng, 3_000, k)
+    estimator = pe.LabelFreeEstimator(
+        n_bins=4, metrics=["accuracy", "f1_macro", "recall[3]"], method="pooled"
+    ).fit(y_ref, s_ref)
+    n = 20_000
+    result = estimator.estimate(s, n_samples=n, rng=2)
+    bins, _, _ = fit_bins(s_ref, y_ref, 4)
+    _, u = pseudo_scores(s)
+    counts = np.bincount(bins.bin_of(u), minlength=bins.n_bins)
+    edges = np.concatenate([[0.0], bins.edges, [1.0]])
+    g = np.random.default_rng(7)
+    w = g.dirichlet(counts + np.diff(edges), n)
+    r = g.beta(bins.correct + 1, bins.wrong + 1, (n, bins.n_bins))
+    matrix = np.zeros((n, k, k))
+    for b in range(bins.n_bins):
+        c = bins.predicted[b]
+        alpha = bins.error_alpha[b].copy()
+        alpha[c] = 0.0
+        others = np.flatnonzero(np.arange(k) != c)
+        phi = g.dirichlet(alpha[others], n)
+        matrix[:, c, c] += w[:, b] * r[:, b]
+        matrix[:, others, c] += (w[:, b] * (1 - r[:, b]))[:, None] * phi
+    diag = np.diagonal(matrix, axis1=1, axis2=2)
+    precision = diag / matrix.sum(axis=1)
+    recall = diag / matrix.sum(axis=2)
+    oracle = {
+        "accuracy": diag.sum(axis=1),
+        "f1_macro": (2 * precision * recall / (precision + recall)).mean(axis=1),
+        "recall[3]": recall[:, 3],
+    }
+    for name, values in oracle.items():
+        draws = result.posterior(name).samples
+        sd = values.std()
+        assert abs(draws.mean() - values.mean()) < 4 * sd * np.sqrt(2 / n), name
+        # sd of a sample sd ≈ sd / sqrt(2 n) for near-normal draws; doubled for the pair.
+        assert abs(draws.std() - sd) < 4 * sd / np.sqrt(n), name
+
+
+def test_string_and_integer_labels_give_identical_results() -> None:
+    rng = np.random.default_rng(11)
+    y_ref, s_ref = _simulate(rng, 6_000, 3)
+    y, s = _simulate(rng, 4_000, 3)
+    names = np.array(["ant", "bee", "cat"])
+    partial = np.where(rng.random(y.shape[0]) < 0.1, y, -1)
+    by_int = pe.LabelFreeEstimator().fit(y_ref, s_ref)
+    by_str = pe.LabelFreeEstimator().fit(names[y_ref], s_ref)
+    one = by_int.estimate(
+        s,
+        y_true=y,
+        partial_labels=np.where(partial < 0, np.nan, partial),
+        n_chunks=2,
+        rng=4,
+        n_samples=2_000,
+    )
+    other = by_str.estimate(
+        s,
+        y_true=names[y],
+        partial_labels=np.where(partial < 0, None, names[np.maximum(partial, 0)]),
+        n_chunks=2,
+        rng=4,
+        n_samples=2_000,
+    )
+    assert one.metrics == other.metrics
+    for chunk in range(2):
+        for name in one.metrics:
+            np.testing.assert_array_equal(
+                one.posterior(name, chunk).samples, other.posterior(name, chunk).samples
+            )
+            assert one.realized(name, chunk) == other.realized(name, chunk)
+    # Class names in per-class metrics follow the labels.
+    named = pe.LabelFreeEstimator(metrics=["recall[bee]", "roc_auc[cat]"]).fit(names[y_ref], s_ref)
+    numbered = pe.LabelFreeEstimator(metrics=["recall[1]", "roc_auc[2]"]).fit(y_ref, s_ref)
+    a = named.estimate(s, rng=0, n_samples=500)
+    b = numbered.estimate(s, rng=0, n_samples=500)
+    np.testing.assert_array_equal(
+        a.posterior("recall[bee]").samples, b.posterior("recall[1]").samples
+    )
+    np.testing.assert_array_equal(
+        a.posterior("roc_auc[cat]").samples, b.posterior("roc_auc[2]").samples
+    )
+
+
+def test_two_columns_are_the_binary_estimator() -> None:
+    rng = np.random.default_rng(2)
+    s_ref = rng.beta(1.3, 2.0, 5_000)
+    y_ref = rng.random(5_000) < s_ref
+    s = rng.beta(1.3, 2.0, 3_000)
+    binary = pe.LabelFreeEstimator().fit(y_ref, s_ref).estimate(s, n_chunks=2, rng=3)
+    matrix = pe.LabelFreeEstimator().fit(y_ref, np.column_stack([1 - s_ref, s_ref]))
+    two = matrix.estimate(np.column_stack([1 - s, s]), n_chunks=2, rng=3)
+    for name in binary.metrics:
+        np.testing.assert_array_equal(
+            binary.posterior(name, 1).samples, two.posterior(name, 1).samples
+        )
+
+
+def test_fully_labelled_chunk_is_counted_exactly() -> None:
+    rng = np.random.default_rng(8)
+    y_ref, s_ref = _simulate(rng, 6_000, 3)
+    y, s = _simulate(rng, 2_000, 3)
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy", "f1_macro", "kappa"])
+    result = estimator.fit(y_ref, s_ref).estimate(
+        s, y_true=y, partial_labels=y, target="realized", rng=1, n_samples=500
+    )
+    for name in result.metrics:
+        draws = result.posterior(name).samples
+        assert np.all(draws == draws[0]), name
+        assert draws[0] == pytest.approx(result.realized(name), abs=1e-12), name
+    assert result.diagnostics()["n_labelled"] == 2_000
+
+
+def test_partial_labels_move_a_shifted_chunk_towards_the_truth() -> None:
+    """Production errors twice as often as the reference (labels relabelled at random): 10% of
+    the chunk's labels pull the accuracy estimate most of the way to the realized value."""
+    rng = np.random.default_rng(21)
+    y_ref, s_ref = _simulate(rng, 20_000, 3)
+    y, s = _simulate(rng, 5_000, 3)
+    flip = rng.random(y.shape[0]) < 0.2
+    y = np.where(flip, rng.integers(0, 3, y.shape[0]), y)
+    estimator = pe.LabelFreeEstimator().fit(y_ref, s_ref)
+    partial = np.where(rng.random(y.shape[0]) < 0.1, y, np.nan)
+    before = estimator.estimate(s, y_true=y, target="realized", rng=1, n_samples=2_000)
+    after = estimator.estimate(
+        s, y_true=y, partial_labels=partial, target="realized", rng=1, n_samples=2_000
+    )
+    truth = before.realized("accuracy")
+    assert truth is not None
+    gap_before = abs(before.posterior("accuracy").mean() - truth)
+    gap_after = abs(after.posterior("accuracy").mean() - truth)
+    assert gap_after < 0.5 * gap_before, (gap_before, gap_after)
+    low, high = after.posterior("accuracy").hdi(0.95)
+    assert low <= truth <= high
+
+
+def test_save_and_load_give_identical_estimates(tmp_path: Any) -> None:
+    rng = np.random.default_rng(4)
+    y_ref, s_ref = _simulate(rng, 5_000, 4)
+    _, s = _simulate(rng, 2_000, 4)
+    labels = np.array(["a", "b", "c", "d"])
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy", "f1[b]", "roc_auc_macro"])
+    estimator.fit(labels[y_ref], s_ref, periods=5)
+    path = tmp_path / "multiclass.json"
+    estimator.save(path)
+    loaded = pe.LabelFreeEstimator.load(path)
+    first = estimator.estimate(s, rng=9, n_samples=1_000, n_chunks=2)
+    second = loaded.estimate(s, rng=9, n_samples=1_000, n_chunks=2)
+    assert first == second
+    assert first.decision("accuracy", 1) == second.decision("accuracy", 1)
+    broken = {**estimator.to_dict(), "error_alpha": [[1.0, 2.0]]}
+    with pytest.raises(ValueError, match="error_alpha"):
+        pe.LabelFreeEstimator.from_dict(broken)
+
+
+def test_data_frame_score_columns() -> None:
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(6)
+    y_ref, s_ref = _simulate(rng, 4_000, 3)
+    _, s = _simulate(rng, 1_000, 3)
+    frame = pd.DataFrame({"label": y_ref, "p0": s_ref[:, 0], "p1": s_ref[:, 1], "p2": s_ref[:, 2]})
+    production = pd.DataFrame({"p0": s[:, 0], "p1": s[:, 1], "p2": s[:, 2]})
+    by_frame = pe.LabelFreeEstimator().fit(frame, y_true="label", y_score=["p0", "p1", "p2"])
+    by_array = pe.LabelFreeEstimator().fit(y_ref, s_ref)
+    assert by_frame.estimate(production, y_score=["p0", "p1", "p2"], rng=1) == by_array.estimate(
+        s, rng=1
+    )
+
+
+def test_bad_multiclass_input_is_named() -> None:
+    rng = np.random.default_rng(1)
+    y_ref, s_ref = _simulate(rng, 3_000, 3)
+    estimator = pe.LabelFreeEstimator().fit(y_ref, s_ref)
+    with pytest.raises(ValueError, match="3 classes"):
+        estimator.estimate(s_ref[:, :2].copy() * 0 + np.array([[0.5, 0.5]]).repeat(1, 0))
+    with pytest.raises(ValueError, match=r"probabilities in \[0, 1\].*row 0, column 1"):
+        estimator.estimate(np.array([[0.2, 1.5, 0.1]]))
+    with pytest.raises(ValueError, match="perfect"):
+        pe.LabelFreeEstimator(calibration="perfect").fit(y_ref, s_ref)
+    with pytest.raises(ValueError, match="pos_label"):
+        pe.LabelFreeEstimator().fit(y_ref, s_ref, pos_label=1)
+    with pytest.raises(ValueError, match="4 columns but there are 3 classes"):
+        pe.LabelFreeEstimator().fit(y_ref, np.column_stack([s_ref, s_ref[:, :1]]) / 2)
+    with pytest.raises(ValueError, match="no rows of the class 3"):
+        pe.LabelFreeEstimator().fit(
+            y_ref, np.column_stack([s_ref, np.zeros(3_000)]), labels=[0, 1, 2, 3]
+        )
+    with pytest.raises(ValueError, match="per class"):
+        pe.LabelFreeEstimator(metrics=["precision"]).fit(y_ref, s_ref)
+    with pytest.raises(ValueError, match="no class is written 'dog'"):
+        pe.LabelFreeEstimator(metrics=["recall[dog]"]).fit(y_ref, s_ref)
+    with pytest.raises(ValueError, match="multiclass metrics"):
+        pe.LabelFreeEstimator(metrics=["f1_macro"]).fit([0, 1, 0, 1], [0.2, 0.8, 0.3, 0.6])
+    with pytest.raises(ValueError, match="classes \\[7\\]"):
+        estimator.estimate(s_ref[:10], y_true=[7] * 10)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    k=st.integers(3, 6),
+    n_ref=st.integers(30, 400),
+    n=st.integers(1, 300),
+    seed=st.integers(0, 2**32 - 1),
+    target=st.sampled_from(["population", "realized"]),
+    method=st.sampled_from(["hierarchical", "pooled"]),
+    coarse=st.booleans(),
+)
+def test_estimates_are_finite_and_bounded(
+    k: int, n_ref: int, n: int, seed: int, target: str, method: str, coarse: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    y_ref, s_ref = _simulate(rng, n_ref, k)
+    y_ref[:k] = np.arange(k)  # every class in the reference
+    _, s = _simulate(rng, n, k)
+    if coarse:  # tied, coarse scores
+        s_ref, s = np.round(s_ref, 1), np.round(s, 1)
+    estimator = pe.LabelFreeEstimator(n_bins=3, method=method).fit(y_ref, s_ref)
+    partial = np.where(rng.random(n) < 0.3, rng.integers(0, k, n), -1).astype(float)
+    partial[partial < 0] = np.nan
+    result = estimator.estimate(
+        s, target=target, partial_labels=partial, n_samples=64, rng=1, chunk_size=100
+    )
+    for chunk in range(len(result)):
+        for name in result.metrics:
+            post = result.posterior(name, chunk)
+            low, high = post.bounds
+            assert np.all(np.isfinite(post.samples)), name
+            assert np.all((post.samples >= low) & (post.samples <= high)), name
+
+
+def test_chunks_plot_draws_a_multiclass_metric() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(12)
+    y_ref, s_ref = _simulate(rng, 4_000, 3)
+    y, s = _simulate(rng, 3_000, 3)
+    result = pe.LabelFreeEstimator().fit(y_ref, s_ref).estimate(s, y_true=y, n_chunks=3, rng=0)
+    for name in ("f1_macro", "roc_auc_macro"):
+        ax = pe.plot.chunks(result, name)
+        assert name in ax.get_ylabel() or name in ax.get_title()
