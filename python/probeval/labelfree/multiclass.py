@@ -21,7 +21,12 @@ of these very rows (realized target), and every whole-matrix and per-class metri
 The ranking metrics (one-vs-rest ROC AUC) need the order of each class's own score, which the
 confidence bins do not keep: they come from one binary estimator per class, fitted on
 (y == k, score of k) — the one-vs-rest calibration — macro-averaged per draw, and weighted by
-each draw's prevalence of the class.
+each draw's prevalence of the class. The classes' AUCs err together (the same rows, the same
+labels), which separate binary estimates do not know: averaged as they come, the macro AUC's
+posterior is too narrow (83% coverage of a 95% HDI in a stable simulation). So each chunk's
+per-class draws are reordered — each class keeps exactly its own draws — to carry the
+correlation of the classes' AUC estimates, measured on the reference from every row's
+first-order influence on every class's AUC (Iman-Conover, as ``evaluate`` joins its classes).
 
 numpy only; the draws are made by ``_core.labelfree_estimate_multiclass``.
 """
@@ -39,8 +44,10 @@ from probeval._util.validation import describe
 __all__ = [
     "MIN_BIN_ROWS",
     "MulticlassBins",
+    "auc_correlation",
     "bin_classes",
     "combine_auc",
+    "couple",
     "as_score_matrix",
     "fit_bins",
     "known_errors",
@@ -208,3 +215,53 @@ def combine_auc(
     weighted = (per_class * prevalence).sum(axis=0) / np.where(total > 0, total, 1.0)
     out = np.where(total > 0, weighted, per_class.mean(axis=0))
     return out
+
+
+def auc_correlation(codes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Correlation (K x K) of the classes' one-vs-rest ROC AUC estimates under resampling of
+    rows, from each row's first-order influence on each AUC (DeLong's structural components:
+    a positive of class k counts (V_i - AUC) / p_k, a negative (W_i - AUC) / (1 - p_k), with
+    V_i the share of negatives below it and W_i the share of positives above it, ties
+    halved). Classes of one value only get correlation 0 with the others."""
+    n, k = scores.shape
+    influence = np.zeros((n, k))
+    for j in range(k):
+        positive = codes == j
+        n_pos = int(positive.sum())
+        n_neg = n - n_pos
+        if n_pos == 0 or n_neg == 0:
+            continue
+        s = scores[:, j]
+        neg, pos = np.sort(s[~positive]), np.sort(s[positive])
+        below = (np.searchsorted(neg, s, "left") + np.searchsorted(neg, s, "right")) / (2 * n_neg)
+        above = 1.0 - (np.searchsorted(pos, s, "left") + np.searchsorted(pos, s, "right")) / (
+            2 * n_pos
+        )
+        auc = below[positive].mean()
+        influence[:, j] = np.where(positive, (below - auc) * n / n_pos, (above - auc) * n / n_neg)
+    sd = influence.std(axis=0)
+    centred = influence - influence.mean(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (centred.T @ centred) / n / np.outer(sd, sd)
+    out = np.where(np.isfinite(out), out, 0.0)
+    np.fill_diagonal(out, 1.0)
+    return np.asarray(out, dtype=np.float64)
+
+
+def couple(
+    draws: np.ndarray, partner: np.ndarray, correlation: np.ndarray, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Reorder each class's draws (rows of ``draws``, with ``partner`` carried along in the
+    same order) so that their ranks follow a Gaussian copula with ``correlation``: every class
+    keeps exactly its own draws (Iman-Conover)."""
+    k, n = draws.shape
+    values, vectors = np.linalg.eigh(correlation)
+    root = vectors * np.sqrt(np.clip(values, 0.0, None))  # correlation ~= root @ root.T
+    latent = np.random.default_rng(seed).standard_normal((n, k)) @ root.T
+    out, carried = np.empty_like(draws), np.empty_like(partner)
+    for j in range(k):
+        order = np.argsort(draws[j], kind="stable")
+        slots = np.argsort(latent[:, j], kind="stable")
+        out[j, slots] = draws[j, order]
+        carried[j, slots] = partner[j, order]
+    return out, carried

@@ -1,0 +1,143 @@
+"""Label-free estimation of a multiclass model: cost against the binary estimator, and against
+the one-vs-rest point-estimate method, same data, one run.
+
+    pip install ".[bench]" && python benches/bench_labelfree_multiclass.py [--json out.json]
+
+Task: fit on reference rows (labels and scores) and estimate every chunk of production scores,
+10,000 draws per chunk and metric, summarised (mean, 95% HDI, "no worse than the reference"
+decision). Multiclass: the default metrics (accuracy, balanced accuracy, macro precision,
+recall and F1, MCC, kappa, macro and weighted ROC AUC). Binary: the binary estimator's defaults
+(seven metrics and ROC AUC) on binary data of the same sizes.
+
+* The issue's case: 60,000 + 60,000 rows, K = 3, 10 chunks, 7 rounds.
+* Over 8 data sets (seed 2026): reference and production rows 10^U(4, 5) each, K uniform in
+  3 ... 10, chunks 5 ... 20, every other data set's scores rounded to 2 decimals; p50 and p99.
+* The alternative: the one-vs-rest point estimate (isotonic calibration per class on the
+  reference, renormalised; expected confusion matrix and soft-label AUC; numpy and
+  scikit-learn), point values only, on the same multiclass data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import probeval as pe
+from _harness import Report, environment, percentiles_ms, save
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests._monitoring import one_vs_rest_point_estimate
+
+DRAWS = 10_000
+
+
+def multiclass_data(
+    seed: int, n_ref: int, n_prod: int, k: int, chunks: int, decimals: int | None
+) -> dict[str, Any]:
+    """Calibrated (n, K) scores (softmax of normal logits) with labels drawn from them."""
+    rng = np.random.default_rng(seed)
+
+    def draw(n: int) -> tuple[np.ndarray, np.ndarray]:
+        logits = rng.normal(0.0, 1.6, (n, k))
+        scores = np.exp(logits - logits.max(axis=1, keepdims=True))
+        scores /= scores.sum(axis=1, keepdims=True)
+        if decimals is not None:
+            scores = np.round(scores, decimals)
+        labels = (rng.random(n)[:, None] > np.cumsum(scores, axis=1)).sum(axis=1)
+        return np.minimum(labels, k - 1), scores
+
+    ref_labels, ref_scores = draw(n_ref)
+    _, scores = draw(n_prod)
+    binary_ref = rng.beta(1.3, 2.0, n_ref)
+    binary = rng.beta(1.3, 2.0, n_prod)
+    if decimals is not None:
+        binary_ref, binary = np.round(binary_ref, decimals), np.round(binary, decimals)
+    return {
+        "ref_labels": ref_labels,
+        "ref_scores": ref_scores,
+        "scores": scores,
+        "chunks": chunks,
+        "binary_ref_scores": binary_ref,
+        "binary_ref_labels": rng.random(n_ref) < binary_ref,
+        "binary_scores": binary,
+    }
+
+
+def run_multiclass(d: dict[str, Any]) -> Any:
+    estimator = pe.LabelFreeEstimator().fit(d["ref_labels"], d["ref_scores"])
+    result = estimator.estimate(d["scores"], n_chunks=d["chunks"], n_samples=DRAWS, rng=1)
+    return result.summary()
+
+
+def run_binary(d: dict[str, Any]) -> Any:
+    estimator = pe.LabelFreeEstimator().fit(d["binary_ref_labels"], d["binary_ref_scores"])
+    result = estimator.estimate(d["binary_scores"], n_chunks=d["chunks"], n_samples=DRAWS, rng=1)
+    return result.summary()
+
+
+def run_one_vs_rest(d: dict[str, Any]) -> Any:
+    parts = np.array_split(np.arange(d["scores"].shape[0]), d["chunks"])
+    return [
+        one_vs_rest_point_estimate(d["ref_labels"], d["ref_scores"], d["scores"][rows])
+        for rows in parts
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="write results to this JSON file")
+    args = parser.parse_args()
+    print(environment())
+    fixed = Report("60,000 + 60,000 rows, K = 3, 10 chunks, 10,000 draws (fit + estimate)")
+    case = multiclass_data(0, 60_000, 60_000, 3, 10, None)
+    fixed.compare(
+        {
+            "probeval multiclass": lambda: run_multiclass(case),
+            "probeval binary": lambda: run_binary(case),
+            "one-vs-rest point estimate": lambda: run_one_vs_rest(case),
+        },
+        repeats=7,
+    )
+    fixed.print()
+    print(f"multiclass / binary: {fixed.ratio('probeval multiclass', 'probeval binary'):.2f}x")
+
+    rng = np.random.default_rng(2026)
+    inputs = [
+        multiclass_data(
+            100 + i,
+            int(10 ** rng.uniform(4, 5)),
+            int(10 ** rng.uniform(4, 5)),
+            int(rng.integers(3, 11)),
+            int(rng.integers(5, 21)),
+            2 if i % 2 else None,
+        )
+        for i in range(8)
+    ]
+    over = Report("over 8 data sets (rows 10^U(4, 5), K 3 ... 10, 5 ... 20 chunks)")
+    over.compare_over(
+        {
+            "probeval multiclass": run_multiclass,
+            "probeval binary": run_binary,
+            "one-vs-rest point estimate": run_one_vs_rest,
+        },
+        inputs,
+    )
+    over.print()
+    for q in (50, 99):
+        binary = over.ratio("probeval multiclass", "probeval binary", q)
+        baseline = over.ratio("probeval multiclass", "one-vs-rest point estimate", q)
+        print(f"p{q}: multiclass / binary {binary:.2f}x, multiclass / one-vs-rest {baseline:.2f}x")
+    payload = {
+        "environment": environment(),
+        "issue_case_ms": {t.name: percentiles_ms(t) for t in fixed.timings},
+        "over_inputs_ms": {t.name: percentiles_ms(t) for t in over.timings},
+    }
+    save(args.json, payload)
+
+
+if __name__ == "__main__":
+    main()
