@@ -31,6 +31,14 @@ lf_real = lf.estimate(
 labelfree = [
     r.posterior(m, c.index) for r in (lf_pop, lf_real) for c in r.chunks for m in r.metrics
 ] + [lf_real.realized_posterior(m, c.index) for c in lf_real.chunks for m in lf_real.metrics]
+# Multiclass label-free: the confusion kernel with drift and partial labels, the coupled AUCs.
+mc_lf = pe.LabelFreeEstimator(metrics=["f1_macro", "kappa", "roc_auc_weighted"]).fit(k, p)
+partial = np.where(rng.random(3000) < 0.1, k, -1).astype(float)
+partial[partial < 0] = np.nan
+mc_real = mc_lf.estimate(
+    p, target="realized", n_chunks=2, n_samples=2_100, rng=11, partial_labels=partial
+)
+labelfree += [r.posterior(m, c.index) for r in (mc_real,) for c in r.chunks for m in r.metrics]
 seg = pe.evaluate_by(
     counts=rng.integers(0, 300, (40, 2, 2)),
     metrics=["f1", "mcc", "recall"],
