@@ -1416,6 +1416,7 @@ fn binned_auc(pm: &[f64], nm: &[f64], c: &[f64], noise: bool, s: &mut Sampler) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::Average;
     use crate::rng::stream;
 
     fn calibrated(n: usize, seed: u64) -> (Vec<f64>, Vec<bool>) {
@@ -1534,6 +1535,118 @@ mod tests {
         assert!(fit_from_counts(&u.values, &u.pos, &u.neg, 0, 0.5).is_err());
         assert!(fit_from_counts(&[0.2, 0.1], &[1.0, 1.0], &[0.0, 0.0], 2, 0.5).is_err());
         assert!(fit_from_counts(&[0.2], &[0.5], &[0.0], 2, 0.5).is_err());
+    }
+
+    /// Three classes, one bin per predicted class: bins (0, 1/3], (1/3, 2/3], (2/3, 1].
+    fn three_class_model() -> (Calibration, ErrorModel) {
+        let cal = Calibration::from_parts(
+            vec![1.0 / 3.0, 2.0 / 3.0],
+            vec![80.0, 60.0, 90.0],
+            vec![20.0, 40.0, 10.0],
+            vec![0.5; 3],
+            vec![0.0; 3],
+            1.0,
+        )
+        .unwrap();
+        let errors = ErrorModel {
+            n_classes: 3,
+            predicted: vec![0, 1, 2],
+            alpha: vec![0.0, 15.0, 5.5, 30.0, 0.0, 10.5, 4.5, 5.5, 0.0],
+        };
+        (cal, errors)
+    }
+
+    #[test]
+    fn multiclass_estimate_counts_known_rows_and_ignores_thread_count() {
+        let (cal, errors) = three_class_model();
+        // Chunk 0: nothing known. Chunk 1: every row known (bin 0: 5 right, 2 wrong of class
+        // 2; bin 1: 3 right, 1 wrong of class 0; bin 2: 4 right).
+        let open = ChunkStats {
+            counts: vec![7.0, 4.0, 4.0],
+            mean_score: vec![0.2, 0.5, 0.9],
+            perfect_concordance: vec![0.5; 3],
+            labelled_pos: vec![0.0; 3],
+            labelled_neg: vec![0.0; 3],
+        };
+        let known = ChunkStats {
+            labelled_pos: vec![5.0, 3.0, 4.0],
+            labelled_neg: vec![2.0, 1.0, 0.0],
+            ..open.clone()
+        };
+        let known_errors = vec![
+            vec![0.0; 9],
+            vec![0.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        ];
+        let metrics = [
+            MulticlassMetric::Accuracy,
+            MulticlassMetric::PerClass(crate::metrics::ClassMetric::Recall, Average::Class(2)),
+        ];
+        let settings = Settings {
+            target: Target::Realized,
+            mode: Mode::Reference,
+            within_bin: false,
+            want_auc: false,
+            zero_division: 0.0,
+        };
+        let chunks = [open, known];
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    estimate_multiclass(
+                        &cal,
+                        &chunks,
+                        &errors,
+                        &known_errors,
+                        &metrics,
+                        settings,
+                        None,
+                        3000,
+                        4,
+                    )
+                    .unwrap()
+                })
+        };
+        let out = run(1);
+        assert_eq!(out, run(2));
+        // Fully known chunk: accuracy 12/15, recall of class 2 = 4 / (4 + 2), every draw.
+        let (accuracy, recall) = (&out[6000..9000], &out[9000..12000]);
+        assert!(accuracy.iter().all(|&v| (v - 12.0 / 15.0).abs() < 1e-12));
+        assert!(recall.iter().all(|&v| (v - 4.0 / 6.0).abs() < 1e-12));
+        // Unknown chunk: realized accuracies are multiples of 1/15 around the rates' 0.77.
+        let mean = out[..3000].iter().sum::<f64>() / 3000.0;
+        assert!((mean - 0.77).abs() < 0.03, "{mean}");
+        assert!(
+            out[..3000]
+                .iter()
+                .all(|v| ((v * 15.0) - (v * 15.0).round()).abs() < 1e-9)
+        );
+        // Known errors that do not add up to the bins' known wrong rows are refused.
+        let bad = vec![vec![0.0; 9], vec![0.0; 9]];
+        let err = estimate_multiclass(
+            &cal, &chunks, &errors, &bad, &metrics, settings, None, 10, 1,
+        );
+        assert!(err.is_err());
+        let wrong_class = ErrorModel {
+            predicted: vec![0, 1, 3],
+            ..errors.clone()
+        };
+        assert!(
+            estimate_multiclass(
+                &cal,
+                &chunks,
+                &wrong_class,
+                &known_errors,
+                &metrics,
+                settings,
+                None,
+                10,
+                1
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -260,7 +260,7 @@ def test_bad_multiclass_input_is_named() -> None:
     y_ref, s_ref = _simulate(rng, 3_000, 3)
     estimator = pe.LabelFreeEstimator().fit(y_ref, s_ref)
     with pytest.raises(ValueError, match="3 classes"):
-        estimator.estimate(s_ref[:, :2].copy() * 0 + np.array([[0.5, 0.5]]).repeat(1, 0))
+        estimator.estimate(np.full((5, 2), 0.5))
     with pytest.raises(ValueError, match=r"probabilities in \[0, 1\].*row 0, column 1"):
         estimator.estimate(np.array([[0.2, 1.5, 0.1]]))
     with pytest.raises(ValueError, match="perfect"):

@@ -185,7 +185,8 @@ class LabelFreeEstimator(ValueEquality):
         Equal-frequency bins of the reference scores (an edge at ``threshold`` is added, so
         that no bin mixes predictions).
     threshold : float
-        Decision threshold: a row is predicted positive when its score is > threshold.
+        Decision threshold: a row is predicted positive when its score is > threshold. Not
+        used for multiclass scores, whose prediction is the column of the highest score.
     metrics : list of str, optional
         Binary metrics and ``roc_auc``; default: accuracy, precision, recall, specificity, f1,
         mcc, balanced_accuracy, roc_auc.
@@ -463,10 +464,7 @@ class LabelFreeEstimator(ValueEquality):
                     method=self.method,
                 )
                 ovr.append(one.fit(codes == c, matrix[:, c], periods=periods))
-        cells = np.bincount(codes * k + np.argmax(matrix, axis=1), minlength=k * k)
-        confusion = ConfusionMatrix._from_matrix(
-            cells.reshape(k, k).astype(np.float64), classes, weighted=False
-        )
+        confusion = _class_confusion(codes, np.argmax(matrix, axis=1), classes)
         self._fitted = self._multiclass_state(
             list(classes), specs, bins, confusion, sums, periods is not None, ovr
         )
@@ -865,7 +863,14 @@ class LabelFreeEstimator(ValueEquality):
             realized: dict[str, tuple[float, Posterior | None]] = {}
             if truth is not None:
                 realized = self._realized_multiclass(
-                    truth[chunk.rows], matrix[chunk.rows], n, seed, chunk.index, beta, zd
+                    truth[chunk.rows],
+                    predicted[chunk.rows],
+                    matrix[chunk.rows],
+                    n,
+                    seed,
+                    chunk.index,
+                    beta,
+                    zd,
                 )
             results.append(_ChunkResult(chunk, estimates, realized))
         return LabelFreeEstimate(
@@ -894,6 +899,7 @@ class LabelFreeEstimator(ValueEquality):
     def _realized_multiclass(
         self,
         codes: np.ndarray,
+        predicted: np.ndarray,
         matrix: np.ndarray,
         n: int,
         seed: int,
@@ -901,8 +907,8 @@ class LabelFreeEstimator(ValueEquality):
         beta: float,
         zd: float,
     ) -> dict[str, tuple[float, Posterior | None]]:
-        """Realized value and with-labels posterior of each metric on one chunk, as
-        :func:`probeval.evaluate` gives them on its labels and scores."""
+        """Realized value and with-labels posterior of each metric on one chunk (true and
+        predicted class indices, scores), as :func:`probeval.evaluate` gives them."""
         state = self._state()
         labels: list[Any] = state["labels"]
         specs: list[MetricSpec] = state["specs"]
@@ -910,10 +916,7 @@ class LabelFreeEstimator(ValueEquality):
         out: dict[str, tuple[float, Posterior | None]] = {}
         confusion_specs = [spec for spec in specs if spec.kernel != "scores"]
         if confusion_specs:
-            cells = np.bincount(codes * k + np.argmax(matrix, axis=1), minlength=k * k)
-            confusion = ConfusionMatrix._from_matrix(
-                cells.reshape(k, k).astype(np.float64), labels, weighted=False
-            )
+            confusion = _class_confusion(codes, predicted, labels)
             posts = confusion._posteriors(
                 confusion_specs,
                 prior=resolve_prior(None, k),
@@ -1425,6 +1428,15 @@ def _known_labels(values: Any, labels: list[Any]) -> np.ndarray:
             )
         out[~missing] = encode(checked, labels).astype(np.float64)
     return out
+
+
+def _class_confusion(
+    codes: np.ndarray, predicted: np.ndarray, labels: list[Any]
+) -> ConfusionMatrix:
+    """The K x K count matrix of true and predicted class indices."""
+    k = len(labels)
+    cells = np.bincount(codes * k + predicted, minlength=k * k).astype(np.float64)
+    return ConfusionMatrix._from_matrix(cells.reshape(k, k), labels, weighted=False)
 
 
 def _realized_auc(observed: float, draws: np.ndarray) -> tuple[float, Posterior | None]:

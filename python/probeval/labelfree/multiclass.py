@@ -157,8 +157,8 @@ def fit_bins(
     right = predicted == truth
     b = inner.shape[0] + 1
     correct = np.bincount(which, right, b).astype(np.float64)
-    wrong = np.bincount(which, ~right, b).astype(np.float64)
     errors = np.bincount(which[~right] * k + truth[~right], minlength=b * k).reshape(b, k)
+    wrong = errors.sum(axis=1).astype(np.float64)
     # Prior of each bin's error shares: weight 1, half spread evenly over the other classes,
     # half in proportion to the bin's mean scores of them (uniform for an empty bin).
     rows = np.bincount(which, minlength=b).astype(np.float64)
