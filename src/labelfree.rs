@@ -512,8 +512,7 @@ impl Drift {
                 for (ib, &b) in self.tilt.values.iter().enumerate() {
                     let lp = &mut log_post[ia * gb + ib];
                     if *lp > f64::NEG_INFINITY {
-                        let m = expit(centre[i] + offset[i] + a + b * spread);
-                        *lp += beta_binomial_ln(x, y, m, var);
+                        *lp += beta_binomial_ln(x, y, centre[i] + offset[i] + a + b * spread, var);
                     }
                 }
             }
@@ -635,12 +634,25 @@ fn concentration(m: f64, var: f64) -> f64 {
     (1.0 / (var * m * (1.0 - m)) - 1.0).max(0.05)
 }
 
-/// ln P(x positives, y negatives | rate ~ Beta with mean m, logit variance var), up to a
-/// constant in m: beta-binomial, or binomial when the rate is (nearly) fixed.
-fn beta_binomial_ln(x: f64, y: f64, m: f64, var: f64) -> f64 {
+/// ln expit(x) without overflow, and finite wherever x is (expit itself rounds to 0 or 1 far
+/// out, and 0 · ln 0 would be NaN).
+#[inline]
+fn ln_expit(x: f64) -> f64 {
+    if x >= 0.0 {
+        -(-x).exp().ln_1p()
+    } else {
+        x - x.exp().ln_1p()
+    }
+}
+
+/// ln P(x positives, y negatives | rate ~ Beta with mean m = expit(`logit_m`), logit variance
+/// var), up to a constant in m: beta-binomial, or binomial when the rate is (nearly) fixed —
+/// in particular when m rounds to 0 or 1, where the binomial's log terms stay finite.
+fn beta_binomial_ln(x: f64, y: f64, logit_m: f64, var: f64) -> f64 {
+    let m = expit(logit_m);
     let kappa = concentration(m, var);
     if kappa > 1e8 {
-        return x * m.ln() + y * (1.0 - m).ln();
+        return x * ln_expit(logit_m) + y * ln_expit(-logit_m);
     }
     let (a, b) = (kappa * m, kappa * (1.0 - m));
     ln_beta(a + x, b + y) - ln_beta(a, b)
@@ -1425,6 +1437,31 @@ mod tests {
         let scores: Vec<f64> = (0..n).map(|_| s.beta(&b)).collect();
         let labels = scores.iter().map(|&p| s.uniform() < p).collect();
         (scores, labels)
+    }
+
+    #[test]
+    fn labels_likelihood_is_finite_where_the_rate_rounds_to_0_or_1() {
+        // No negatives at a rate that rounds to 1 (and no positives at one that rounds to
+        // 0) are certain, not 0 * ln 0 = NaN; the other class there is impossible in effect.
+        for &logit_m in &[-800.0, -40.0, 40.0, 800.0] {
+            for &var in &[0.0, 0.1] {
+                let (x, y) = if logit_m > 0.0 {
+                    (7.0, 0.0)
+                } else {
+                    (0.0, 7.0)
+                };
+                let sure = beta_binomial_ln(x, y, logit_m, var);
+                assert!(
+                    sure.is_finite() && sure.abs() < 1e-9,
+                    "{logit_m} {var}: {sure}"
+                );
+                let odd = beta_binomial_ln(y, x, logit_m, var);
+                assert!(odd.is_finite() && odd < -200.0, "{logit_m} {var}: {odd}");
+            }
+        }
+        let p: f64 = 0.3;
+        let binomial = 4.0 * p.ln() + 6.0 * (1.0 - p).ln();
+        assert!((beta_binomial_ln(4.0, 6.0, logit(p), 0.0) - binomial).abs() < 1e-12);
     }
 
     #[test]

@@ -196,6 +196,26 @@ def test_partial_labels_accept_none_nan_and_pandas_na() -> None:
     )
 
 
+def test_partial_labels_with_one_class_in_the_extreme_bins() -> None:
+    """Known labels that are all negative in the lowest bin and all positive in the highest
+    (the usual case for a good model) once gave a NaN calibration shift, from 0 * ln 0 at
+    drift grid points whose rate rounds to 0 or 1, and estimates near 0.2 for an accuracy of
+    0.76. The shift is finite, and the estimate is where the labels and scores put it."""
+    rng = np.random.default_rng(0)
+    scores = rng.random(1000)
+    labels = (rng.random(1000) < scores).astype(int)
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit(labels, scores)
+    partial = labels.astype(float)
+    partial[::2] = np.nan
+    result = estimator.estimate(scores[500:], partial_labels=partial[500:], rng=1)
+    diagnostics = result.diagnostics()
+    assert np.isfinite(diagnostics["calibration_shift"])
+    assert diagnostics["calibration_shift_sd"] > 0
+    truth = np.mean((scores[500:] > 0.5) == labels[500:])  # 0.76
+    posterior = result.posterior("accuracy")
+    assert abs(posterior.mean() - truth) < 4 * posterior.std()
+
+
 def test_shift_diagnostic_flags_a_chunk_unlike_the_reference() -> None:
     rng = np.random.default_rng(5)
     stream = simulate("stable", rng, n_chunks=2)
@@ -330,6 +350,8 @@ def test_partial_labels_property(
         samples = result.posterior(metric).samples
         assert not np.isnan(samples).any(), metric
     assert result.diagnostics()["n_labelled"] == int(np.sum(~np.isnan(partial)))
+    if method == "hierarchical":
+        assert np.isfinite(result.diagnostics()["calibration_shift"])
     shift_p = result.diagnostics()["score_shift_p"]
     assert 0.0 <= shift_p <= 1.0
     assert result.score_shift_alerts(p=0.5) == ([0] if shift_p < 0.5 else [])
