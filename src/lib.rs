@@ -18,6 +18,7 @@
 //! | `probeval.labels.scores`     | [`binning`], [`auc`]                                      | `scores.rs`             |
 //! | `probeval.ensemble`          | [`ensemble`]                                              | `ensemble.rs`           |
 //! | `probeval.labelfree`         | [`labelfree`]                                             | `labelfree.rs`          |
+//! | `probeval._io` (CLI input)   | [`table`] (CSV columns)                                   | `table.rs`              |
 //!
 //! Each row uses only the rows above it (`labelfree` draws with the foundations and evaluates
 //! with [`metrics`]); nothing in the foundations knows of a capability. A new kernel is a pure
@@ -50,6 +51,7 @@ pub mod sampling;
 pub mod segments;
 pub mod special;
 pub mod summary;
+pub mod table;
 
 #[cfg(feature = "python")]
 mod python;

@@ -155,6 +155,30 @@ def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]
     assert "realized" in out.stdout
 
 
+def test_estimate_with_labels_arriving(files: dict[str, Path], tmp_path: Path) -> None:
+    """Empty or NA cells in the analysis file's label column are labels not known yet: the
+    known ones update the estimate (the Python API's partial_labels), nothing is refused."""
+    lines = files["analysis"].read_text(encoding="utf-8").splitlines()
+    column = lines[0].split(",").index("label")
+    for i in range(1, len(lines)):
+        if i % 3:  # two rows in three still unlabelled
+            cells = lines[i].split(",")
+            cells[column] = "" if i % 2 else "NA"
+            lines[i] = ",".join(cells)
+    partial = tmp_path / "partial.csv"
+    partial.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args = ("--y-true", "label", "--y-score", "score_a", "--n-chunks", "2", "--format", "json")
+    ref = ("estimate", "--reference", str(files["reference"]))
+    out = _run(*ref, "--analysis", str(partial), *args)
+    assert out.returncode == 0, out.stderr
+    chunks = json.loads(out.stdout)["result"]["chunks"]
+    assert [c["diagnostics"]["n_labelled"] for c in chunks] == [125, 125]
+    # Missing labels are allowed in the analysis file only: the reference needs them all.
+    out = _run("estimate", "--reference", str(partial), "--analysis", str(partial), *args)
+    assert out.returncode == 2
+    assert "column 'label' of partial.csv has a missing value" in out.stderr
+
+
 def test_ensemble_with_groups(files: dict[str, Path]) -> None:
     out = _run(
         "ensemble",
@@ -233,6 +257,9 @@ def _bad_files(root: Path) -> dict[str, Path]:
     (root / "three.csv").write_text("label,score\n0,0.1\n1,0.9\n2,0.5\n", encoding="utf-8")
     (root / "range.csv").write_text("label,score\n0,0.1\n1,1.9\n", encoding="utf-8")
     (root / "words.csv").write_text("label,score\nyes,0.1\nno,0.9\n", encoding="utf-8")
+    (root / "na.csv").write_text("label,score\n1,0.5\n0,0.2\n1,NA\n", encoding="utf-8")
+    (root / "comma.csv").write_text("label;score\n1;0,1\n0;0,9\n", encoding="utf-8")
+    (root / "groups.csv").write_text("m1,m2,g,note\n0.1,0.2,1,a\n0.7,0.6,2,b\n", encoding="utf-8")
     (root / "zeros.csv").write_text("label,score\n0,0.1\n0,0.7\n0,0.4\n", encoding="utf-8")
     (root / "data.parquet").write_bytes(b"not really parquet")
     return {p.stem: p for p in root.iterdir()}
@@ -245,7 +272,44 @@ def _bad_files(root: Path) -> dict[str, Path]:
         (("evaluate", "{empty}", "--y-true", "label", "--y-score", "score"), "is empty"),
         (("evaluate", "{header}", "--y-true", "label", "--y-score", "score"), "no data rows"),
         (("evaluate", "{ragged}", "--y-true", "label", "--y-score", "score"), "line 3: 1 fields"),
-        (("evaluate", "{blank}", "--y-true", "label", "--y-score", "score"), "empty value"),
+        (
+            ("evaluate", "{blank}", "--y-true", "label", "--y-score", "score"),
+            "column 'label' of blank.csv has a missing value (an empty cell) on data row 2",
+        ),
+        (
+            ("evaluate", "{na}", "--y-true", "label", "--y-score", "score"),
+            "column 'score' of na.csv has a missing value ('NA') on data row 3",
+        ),
+        (
+            ("evaluate", "{comma}", "--y-true", "label", "--y-score", "score"),
+            "column 'score' of comma.csv must hold numbers, but data row 1 holds '0,1' (a decimal "
+            "comma? write the decimal mark as '.')",
+        ),
+        (
+            ("evaluate", "{words}", "--y-true", "score", "--y-score", "label"),
+            "column 'label' of words.csv must hold numbers, but data row 1 holds 'yes'",
+        ),
+        (
+            ("evaluate", "{range}", "--y-true", "score", "--y-pred", "score", "--pos-label", "abc"),
+            "--pos-label 'abc' is not one of the labels: they are numbers in this file",
+        ),
+        (
+            (
+                "ensemble",
+                "{groups}",
+                "--proba-cols",
+                "m*",
+                "--group",
+                "g",
+                "--reference-group",
+                "x",
+            ),
+            "--reference-group 'x' is not one of the labels: they are integers in this file",
+        ),
+        (
+            ("ensemble", "{groups}", "--proba-cols", "g,note"),
+            "column 'note' of groups.csv must hold numbers, but data row 1 holds 'a'",
+        ),
         (("evaluate", "{three}", "--y-true", "label", "--y-score", "score"), "binary"),
         (
             ("evaluate", "{range}", "--y-true", "label", "--y-score", "score"),
@@ -378,6 +442,27 @@ def test_bad_input_exits_2_with_one_line_and_no_traceback(
     assert fragment in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # The plain file, then dialects and defects outside the used columns.
+        "label,score,note\n1,0.9,a\n0,0.2,b\n1,0.4,c\n0,0.7,d\n",
+        "label,score,note,\n1,0.9,a,\n0,0.2,b,\n1,0.4,c,\n0,0.7,d,\n",  # trailing commas
+        "label,score,note\n1,0.9,,\n0,0.2,NA,\n1,0.4,c,\n0,0.7,,\n",  # empty unused cells
+        "\ufefflabel;score;note\r\n1;0.9;a\r\n\r\n0;0.2;b\r\n1;0.4;c\r\n0;0.7;d\r\n",
+        'label\tscore\tnote\n"1"\t 0.9\t"x\ty"\n0\t0.2\tb\n1\t0.4 \t"c\nd"\n0\t.7\td\n',
+    ],
+)
+def test_csv_dialects_and_unused_columns(tmp_path: Path, text: str) -> None:
+    """Delimiters, quoting, a byte-order mark, CRLF, trailing delimiters and blank lines are
+    read; what is wrong in a column the command does not use is not an error."""
+    path = tmp_path / "data.csv"
+    path.write_text(text, encoding="utf-8", newline="")
+    out = _run("evaluate", str(path), "--y-true", "label", "--y-score", "score", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["result"]["confusion"]["counts"] == [[1, 1], [1, 1]]
 
 
 def test_parquet_input(tmp_path: Path) -> None:

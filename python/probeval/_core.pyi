@@ -27,6 +27,8 @@ __all__ = [
     "binary_metric_draws",
     "binary_metric_names",
     "binary_metric_values",
+    "csv_columns",
+    "csv_header",
     "derive_seed",
     "dirichlet_draws",
     "ensemble_statistic_names",
@@ -295,4 +297,15 @@ def labelfree_fit_counts(
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
+]: ...
+def csv_header(path: str, delimiter: int) -> list[str] | None: ...
+def csv_columns(
+    path: str, delimiter: int, indices: list[int]
+) -> list[
+    tuple[
+        npt.NDArray[Any],
+        list[str] | None,
+        tuple[int, str] | None,
+        tuple[int, str] | None,
+    ]
 ]: ...

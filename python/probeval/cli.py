@@ -1,8 +1,9 @@
 """The ``probeval`` command line (also ``python -m probeval``).
 
 Subcommands: ``evaluate``, ``compare``, ``estimate``, ``ensemble`` and ``demo``. Input files are
-CSV (read with the standard library) or Parquet (with pyarrow). Output is a table for humans
-(``--format table``, the default), or ``json`` (schema below) or ``csv`` for machines.
+CSV (read by the Rust core, only the columns a command uses) or Parquet (with pyarrow). Output
+is a table for humans (``--format table``, the default), or ``json`` (schema below) or ``csv``
+for machines.
 
 JSON schema (stable; new keys may be added, existing ones keep their meaning)::
 
@@ -23,14 +24,14 @@ import fnmatch
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import numpy as np
 
 from probeval import __version__
-from probeval._io import read_table
+from probeval._io import TableFile
 from probeval._util.table import Table
 
 DESCRIPTION = """\
@@ -142,32 +143,65 @@ class Progress:
 # ------------------------------------------------------------------------------ inputs
 
 
-def _column(table: dict[str, np.ndarray], name: str, option: str, path: str) -> np.ndarray:
-    if name not in table:
-        shown = ", ".join(list(table)[:20])
-        raise UsageError(f"{option} {name!r}: no such column in {path} (columns: {shown})")
-    return table[name]
+def _read(
+    table: TableFile,
+    options: dict[str, str | list[str] | None],
+    *,
+    numbers: Collection[str] = (),
+    missing_ok: Collection[str] = (),
+) -> dict[str, Any]:
+    """The columns the options name (option -> column name, a list of names, or None when the
+    option was not given), read from the file in one pass. A list of names gives their
+    (n, K) matrix (several --y-score columns: a multiclass model's, in class order), or the
+    one column. ``numbers`` and ``missing_ok`` are options, as in :meth:`TableFile.read`."""
+
+    def names_of(option: str) -> list[str]:
+        value = options[option]
+        return [] if value is None else [value] if isinstance(value, str) else value
+
+    for option in options:
+        for name in names_of(option):
+            if name not in table.names:
+                shown = ", ".join(table.names[:20])
+                raise UsageError(
+                    f"{option} {name!r}: no such column in {table.path} (columns: {shown})"
+                )
+    data = table.read(
+        [name for option in options for name in names_of(option)],
+        numbers=[name for option in numbers for name in names_of(option)],
+        missing_ok=[name for option in missing_ok for name in names_of(option)],
+    )
+    result: dict[str, Any] = {}
+    for option, value in options.items():
+        columns = [data[name] for name in names_of(option)]
+        if value is None:
+            result[option] = None
+        elif isinstance(value, str) or len(columns) == 1:
+            result[option] = columns[0]
+        else:
+            result[option] = np.column_stack(columns)
+    return result
+
+
+def _as_label(value: str | None, column: np.ndarray, option: str) -> Any:
+    """A label given on the command line, as the column's own type (an integer column
+    compares with integers)."""
+    if value is None:
+        return None
+    kind = {"i": "integer", "u": "integer", "f": "number"}.get(column.dtype.kind)
+    if kind is None:
+        return value
+    try:
+        return int(value) if kind == "integer" else float(value)
+    except ValueError:
+        raise UsageError(
+            f"{option} {value!r} is not one of the labels: they are {kind}s in this file"
+        ) from None
 
 
 def _pos_label(value: str | None, column: np.ndarray) -> Any:
-    """--pos-label as the column's own type (an integer column compares with integers)."""
-    if value is None:
-        return None
-    if column.dtype.kind in "iu":
-        try:
-            return int(value)
-        except ValueError:
-            raise UsageError(f"--pos-label {value!r} is not one of the integer labels") from None
-    if column.dtype.kind == "f":
-        return float(value)
-    return value
-
-
-def _score_columns(table: dict[str, np.ndarray], names: list[str], path: str) -> np.ndarray:
-    """One score column, or the (n, K) matrix of several (a multiclass model's, in class
-    order)."""
-    columns = [_column(table, name, "--y-score", path) for name in names]
-    return columns[0] if len(columns) == 1 else np.column_stack(columns)
+    """--pos-label as the column's own type."""
+    return _as_label(value, column, "--pos-label")
 
 
 def _is_score(column: np.ndarray) -> bool:
@@ -199,13 +233,15 @@ def _evaluate(args: argparse.Namespace) -> Output:
     from probeval.labels.evaluation import evaluate
 
     progress = Progress(3)
-    table = read_table(args.file)
-    progress.step("read")
-    truth = _column(table, args.y_true, "--y-true", args.file)
-    pred = None if args.y_pred is None else _column(table, args.y_pred, "--y-pred", args.file)
-    score = None if args.y_score is None else _column(table, args.y_score, "--y-score", args.file)
-    if pred is None and score is None:
+    if args.y_pred is None and args.y_score is None:
         raise UsageError("give --y-pred COL, --y-score COL or both")
+    columns = _read(
+        TableFile(args.file),
+        {"--y-true": args.y_true, "--y-pred": args.y_pred, "--y-score": args.y_score},
+        numbers=["--y-score"],
+    )
+    progress.step("read")
+    truth, pred, score = columns.values()
     ev = evaluate(
         truth,
         pred,
@@ -245,11 +281,12 @@ def _compare(args: argparse.Namespace) -> Output:
     from probeval.labels.scores import ScoreSummary
 
     progress = Progress(3)
-    table = read_table(args.file)
+    columns = _read(
+        TableFile(args.file),
+        {"--y-true": args.y_true, "--model-a": args.model_a, "--model-b": args.model_b},
+    )
     progress.step("read")
-    truth = _column(table, args.y_true, "--y-true", args.file)
-    a = _column(table, args.model_a, "--model-a", args.file)
-    b = _column(table, args.model_b, "--model-b", args.file)
+    truth, a, b = columns.values()
     metric = canonical_name(args.metric)
     pos_label = _pos_label(args.pos_label, truth)
     if metric in ("roc_auc", "average_precision"):
@@ -351,29 +388,40 @@ def _estimate(args: argparse.Namespace) -> Output:
     from probeval.labelfree.estimator import SCORE_SHIFT_ALERT, LabelFreeEstimator, has_missing
 
     progress = Progress(4)
-    reference = read_table(args.reference)
-    analysis = read_table(args.analysis)
+    if args.period is not None and args.timestamp is None:
+        raise UsageError("--period needs --timestamp COL")
+    if args.period is None and args.timestamp is not None:
+        raise UsageError("--timestamp needs --period (h, D, W, M, Q or Y)")
+    reference = _read(
+        TableFile(args.reference),
+        {"--y-true": args.y_true, "--y-score": args.y_score},
+        numbers=["--y-score"],
+    )
+    analysis_file = TableFile(args.analysis)
+    analysis = _read(
+        analysis_file,
+        {
+            "--y-score": args.y_score,
+            "--timestamp": args.timestamp,
+            # A backtest when the column is there; labels arriving when some are missing.
+            "--y-true": args.y_true if args.y_true in analysis_file.names else None,
+        },
+        numbers=["--y-score"],
+        missing_ok=["--y-true"],
+    )
     progress.step("read")
-    ref_truth = _column(reference, args.y_true, "--y-true", args.reference)
-    ref_score = _score_columns(reference, args.y_score, args.reference)
-    score = _score_columns(analysis, args.y_score, args.analysis)
+    ref_truth, ref_score = reference["--y-true"], reference["--y-score"]
+    score, stamps = analysis["--y-score"], analysis["--timestamp"]
     classes = None
     if args.labels is not None:
         if len(args.y_score) < 2:
             raise UsageError("--labels names the classes of several --y-score columns")
-        classes = [_pos_label(value, ref_truth) for value in args.labels]
-    labels = analysis.get(args.y_true)  # a backtest: labels exist
+        classes = [_as_label(value, ref_truth, "--labels") for value in args.labels]
+    labels = analysis["--y-true"]  # a backtest: labels exist
     partial = None
     if labels is not None and has_missing(labels):
         # Labels arriving: the known ones update the estimate, the missing ones are predicted.
         partial, labels = labels, None
-    stamps = None
-    if args.period is not None:
-        if args.timestamp is None:
-            raise UsageError("--period needs --timestamp COL")
-        stamps = _column(analysis, args.timestamp, "--timestamp", args.analysis)
-    elif args.timestamp is not None:
-        raise UsageError("--timestamp needs --period (h, D, W, M, Q or Y)")
     estimator = LabelFreeEstimator(
         n_bins=args.n_bins,
         threshold=args.threshold,
@@ -440,24 +488,25 @@ def _ensemble(args: argparse.Namespace) -> Output:
     from probeval.ensemble import ensemble_report
 
     progress = Progress(3)
-    table = read_table(args.file)
-    progress.step("read")
+    table = TableFile(args.file)
     patterns = [p.strip() for p in args.proba_cols.split(",") if p.strip()]
-    names = [c for c in table if any(fnmatch.fnmatchcase(c, p) for p in patterns)]
+    names = [c for c in table.names if any(fnmatch.fnmatchcase(c, p) for p in patterns)]
     if len(names) < 2:
         raise UsageError(
             f"--proba-cols {args.proba_cols!r} matches {len(names)} column(s) ({names}); an "
             "ensemble needs at least 2 (use a glob such as 'model_*' or a comma-separated list)"
         )
-    for name in names:
-        if table[name].dtype.kind not in "iuf":
-            raise UsageError(f"column {name!r} does not hold numbers")
-    proba = np.vstack([table[name] for name in names]).astype(np.float64)
-    truth = None if args.y_true is None else _column(table, args.y_true, "--y-true", args.file)
-    groups = None if args.group is None else _column(table, args.group, "--group", args.file)
+    columns = _read(
+        table,
+        {"--proba-cols": names, "--y-true": args.y_true, "--group": args.group},
+        numbers=["--proba-cols"],
+    )
+    progress.step("read")
+    proba = np.asarray(columns["--proba-cols"], dtype=np.float64).T
+    truth, groups = columns["--y-true"], columns["--group"]
     reference = args.reference_group
-    if reference is not None and groups is not None and groups.dtype.kind in "iu":
-        reference = int(reference)
+    if groups is not None:
+        reference = _as_label(reference, groups, "--reference-group")
     report = ensemble_report(
         proba,
         truth,

@@ -10,6 +10,7 @@
 //! | `scores.rs`       | distinct scores, bins, ROC AUC and average precision           | `probeval.labels`   |
 //! | `ensemble.rs`     | per-sample ensemble statistics                                 | `probeval.ensemble` |
 //! | `labelfree.rs`    | calibration fit, chunk statistics, label-free draws            | `probeval.labelfree`|
+//! | `table.rs`        | CSV header and columns for the command line                    | `probeval._io`      |
 //!
 //! Every function is a thin wrapper in the same shape: borrow the numpy buffers
 //! ([`convert::flat`]), run the core function through [`convert::run`] (GIL released, core
@@ -23,6 +24,7 @@ mod ensemble;
 mod labelfree;
 mod labels;
 mod scores;
+mod table;
 
 #[pyo3::pymodule]
 mod _core {
@@ -50,6 +52,8 @@ mod _core {
         auc_chunk_draws, auc_draws, auc_draws_per_row, auc_point, equal_frequency_bins,
         multiclass_auc_draws, unique_scores,
     };
+    #[pymodule_export]
+    use super::table::{csv_columns, csv_header};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
