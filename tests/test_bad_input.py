@@ -1129,6 +1129,36 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         ValueError,
         "at most one",
     ),
+    (
+        "lf-stamps-durations",
+        lambda: LF.estimate(REF_S[:2], period="D", timestamps=np.array([1, 2], "m8[D]")),
+        TypeError,
+        "durations",
+    ),
+    (
+        "lf-stamps-out-of-range",
+        lambda: LF.estimate(REF_S[:1], period="Y", timestamps=np.array(["12000-01-01"], "M8[D]")),
+        ValueError,
+        "years 1 to 9999",
+    ),
+    (
+        "evaluate-zero-weights",
+        lambda: pe.evaluate(Y, y_score=S, sample_weight=np.zeros(len(Y))),
+        ValueError,
+        "sample_weight is 0 for every row",
+    ),
+    (
+        "evaluate-by-zero-weights",
+        lambda: pe.evaluate_by(Y, y_score=S, by=Y, sample_weight=np.zeros(len(Y))),
+        ValueError,
+        "sample_weight is 0 for every row",
+    ),
+    (
+        "compare-paired-zero-weights",
+        lambda: pe.compare_paired(Y, Y, Y, sample_weight=np.zeros(len(Y))),
+        ValueError,
+        "sample_weight is 0 for every row",
+    ),
     ("lf-period-no-stamps", lambda: LF.estimate(REF_S, period="D"), ValueError, "timestamps"),
     ("lf-stamps-no-period", lambda: LF.estimate(REF_S, timestamps=STAMPS), ValueError, "period"),
     (
@@ -1377,9 +1407,11 @@ ARRAY_CLASSES: list[tuple[str, Any, dict[str, type[Exception]]]] = [
     ("nan", np.full(6, np.nan), dict.fromkeys(("labels", *_NUMERIC), ValueError)),
     ("inf", np.full(6, np.inf), dict.fromkeys(("labels", *_NUMERIC), ValueError)),
     (
+        # A missing value is a ValueError everywhere, like NaN (one rule: it says so and
+        # names the position).
         "object-with-none",
         np.array([0, None, 1, 0, 1, 0], dtype=object),
-        {"labels": ValueError, **dict.fromkeys(_NUMERIC, TypeError)},
+        dict.fromkeys(("labels", *_NUMERIC), ValueError),
     ),
     ("complex", Y6.astype(complex), dict.fromkeys(("labels", *_NUMERIC), TypeError)),
     ("str", np.array(list("011010")), dict.fromkeys(_NUMERIC, TypeError)),

@@ -29,6 +29,55 @@ def describe(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def is_missing_value(value: Any) -> bool:
+    """The one rule for a missing value, in every array parameter: None, a NaN of any float
+    type, pandas' NA and NaT, numpy's NaT."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
+    # pandas.NA and pandas.NaT, without importing pandas.
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def missing_mask(array: np.ndarray) -> np.ndarray:
+    """Which values of an array are missing (see :func:`is_missing_value`)."""
+    kind = array.dtype.kind
+    if kind in "fc":
+        mask: np.ndarray = np.isnan(array)
+        return mask
+    if kind in "mM":
+        mask = np.isnat(array)
+        return mask
+    if kind == "O":
+        flat = array.ravel()
+        mask = np.fromiter((is_missing_value(v) for v in flat), bool, flat.shape[0])
+        return mask.reshape(array.shape)
+    return np.zeros(array.shape, dtype=bool)
+
+
+def first_missing(array: np.ndarray) -> int | None:
+    """Flat index of the first missing value of an array, if any."""
+    if array.dtype.kind not in "fcmMO":
+        return None
+    found = np.flatnonzero(missing_mask(array))
+    return int(found[0]) if found.size else None
+
+
+def missing_value_error(name: str, array: np.ndarray, index: int, hint: str = "") -> ValueError:
+    """The error for a missing value: it says so, names the parameter and the position."""
+    value = array.ravel()[index]
+    if isinstance(value, (float, np.floating)):
+        shown = "NaN"
+    elif isinstance(value, (np.datetime64, np.timedelta64)):
+        shown = "NaT"
+    else:
+        shown = repr(value)
+    return ValueError(f"{name} has a missing value ({shown}) at index {index}{hint}")
+
+
 def _is_real_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
@@ -126,8 +175,13 @@ def as_1d(name: str, values: Any) -> np.ndarray:
 
 
 def as_float_1d(name: str, values: Any) -> np.ndarray:
-    """A non-empty 1-d float64 array of finite values."""
+    """A non-empty 1-d float64 array of finite values (NaN, None or NA: a missing value)."""
+    if _has_pandas_na(values):
+        values = values.to_numpy(dtype=object)
     array = as_1d(name, values)
+    missing = first_missing(array)
+    if missing is not None:
+        raise missing_value_error(name, array, missing)
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
     array = np.ascontiguousarray(array, dtype=np.float64)
@@ -147,12 +201,18 @@ def as_probabilities(name: str, values: Any) -> np.ndarray:
     return array
 
 
-def as_labels(name: str, values: Any) -> np.ndarray:
-    """Class labels: a non-empty 1-d array of hashable values without missing values."""
+def as_labels(name: str, values: Any, *, role: str = "label") -> np.ndarray:
+    """Class labels (or segment keys: ``role``): a non-empty 1-d array of hashable values
+    without missing values (:func:`is_missing_value`)."""
+    if _has_pandas_na(values):  # pandas nullable arrays ("boolean", "string", "Int64")
+        values = values.to_numpy(dtype=object)
     array = as_1d(name, values)
+    missing = first_missing(array)
+    if missing is not None:
+        raise missing_value_error(name, array, missing, f": every row needs a {role}")
     if array.dtype.kind == "f":
         if not np.isfinite(array).all():
-            raise ValueError(f"{name} must not contain NaN or inf")
+            raise ValueError(f"{name} must be finite (inf is not a label)")
         if not np.all(array == np.round(array)):
             raise ValueError(
                 f"{name} holds non-integer numbers; class labels must be integers, "
@@ -162,13 +222,23 @@ def as_labels(name: str, values: Any) -> np.ndarray:
         raise TypeError(f"{name} must not be complex")
     elif array.dtype.kind == "O":
         for value in array:
-            if value is None or (isinstance(value, float) and math.isnan(value)):
-                raise ValueError(f"{name} contains a missing value ({value!r})")
             try:
                 hash(value)
             except TypeError:
                 raise TypeError(f"{name} contains an unhashable value {describe(value)}") from None
     return array
+
+
+def _has_pandas_na(values: Any) -> bool:
+    """A pandas extension array or series holding a missing value (checked without pandas):
+    read as objects, its pandas.NA is found and reported like any other missing value."""
+    dtype = getattr(values, "dtype", None)
+    return (
+        not isinstance(values, np.ndarray)
+        and hasattr(values, "to_numpy")
+        and type(dtype).__module__.startswith("pandas")
+        and bool(getattr(values, "hasnans", True))
+    )
 
 
 def as_weights(name: str, values: Any, n: int) -> np.ndarray:
@@ -178,6 +248,17 @@ def as_weights(name: str, values: Any, n: int) -> np.ndarray:
     if (array < 0).any():
         raise ValueError(f"{name} must be >= 0, found {float(array.min())!r}")
     return array
+
+
+def check_some_weight(name: str, values: Any) -> None:
+    """Weights of data used whole (an evaluation, a comparison) must not all be 0: there would
+    be nothing to evaluate, and the posterior would be the prior's. (A part of the data, such as
+    one partition of a Dask frame, may weigh nothing; the sum over the parts may not.)"""
+    array = as_float_1d(name, values)
+    if array.size and not np.any(array):
+        raise ValueError(
+            f"{name} is 0 for every row: no row carries weight, so there is nothing to evaluate"
+        )
 
 
 def check_same_length(**arrays: np.ndarray) -> None:

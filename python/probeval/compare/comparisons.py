@@ -43,6 +43,7 @@ from probeval._util.validation import (
     check_n_samples,
     check_rope,
     check_same_length,
+    check_some_weight,
     check_zero_division,
     describe,
 )
@@ -370,6 +371,8 @@ def compare_paired(
     weights = (
         None if sample_weight is None else as_weights("sample_weight", sample_weight, len(truth))
     )
+    if weights is not None:
+        check_some_weight("sample_weight", weights)
     order = resolve_labels(observed_classes(truth, pred_a, pred_b), labels, pos_label)
     k = len(order)
     codes = (encode(truth, order) * k + encode(pred_a, order)) * k + encode(pred_b, order)

@@ -54,6 +54,8 @@ from probeval._util.validation import (
     check_threshold,
     check_zero_division,
     describe,
+    first_missing,
+    missing_mask,
 )
 from probeval.base.metrics import (
     BINARY_METRICS,
@@ -1383,25 +1385,11 @@ def _blocks(n: int, blocks: int) -> np.ndarray:
     return out
 
 
-def _is_missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, (float, np.floating)):
-        return bool(np.isnan(value))
-    # pandas.NA and NaT, without importing pandas.
-    return type(value).__name__ in ("NAType", "NaTType")
-
-
 def has_missing(values: Any) -> bool:
     """Whether a label column has missing values (NaN, None, pandas NA)."""
     if hasattr(values, "to_numpy"):
         values = values.to_numpy(dtype=object)
-    array = np.asarray(values)
-    if array.dtype.kind == "f":
-        return bool(np.isnan(array).any())
-    if array.dtype.kind in "biu":
-        return False
-    return any(_is_missing(v) for v in array.ravel())
+    return first_missing(np.asarray(values)) is not None
 
 
 def _known_labels(values: Any, labels: list[Any]) -> np.ndarray:
@@ -1411,11 +1399,9 @@ def _known_labels(values: Any, labels: list[Any]) -> np.ndarray:
     if hasattr(values, "to_numpy"):
         values = values.to_numpy(dtype=object)
     array = np.asarray(values)
-    if array.dtype.kind in "biuf":
-        missing = np.isnan(array) if array.dtype.kind == "f" else np.zeros(array.shape, bool)
-    else:
+    if array.dtype.kind not in "biuf":
         array = array.astype(object)
-        missing = np.fromiter((_is_missing(v) for v in array), bool, array.shape[0])
+    missing = missing_mask(array)
     out = np.full(array.shape[0], np.nan)
     given = array[~missing]
     if given.shape[0]:

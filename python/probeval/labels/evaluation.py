@@ -20,6 +20,7 @@ from probeval._util.validation import (
     check_beta,
     check_ci,
     check_n_samples,
+    check_some_weight,
     check_threshold,
     check_zero_division,
 )
@@ -327,6 +328,8 @@ def evaluate(
         raise TypeError(
             "evaluate needs the true labels y_true (or a ConfusionMatrix, or a data frame)"
         )
+    if sample_weight is not None and not isinstance(y_true, ConfusionMatrix):
+        check_some_weight("sample_weight", sample_weight)
     matrix = _score_matrix(y_score)
     weights = None
     truth: np.ndarray | None = None

@@ -32,6 +32,7 @@ from probeval._util.validation import (
     check_memory,
     check_n_samples,
     check_same_length,
+    check_some_weight,
     check_threshold,
     check_zero_division,
     describe,
@@ -476,13 +477,15 @@ def _count_rows(
         pred_codes = (scores > check_threshold(threshold)).astype(np.intp)
     else:
         raise TypeError("evaluate_by needs y_pred or y_score")
-    segment_keys = as_labels("by", by)
+    segment_keys = as_labels("by", by, role="segment key")
     check_same_length(y_true=truth, by=segment_keys)
     keys_order = observed_classes(segment_keys)
     segment_codes = encode(segment_keys, keys_order)
     weights = (
         None if sample_weight is None else as_weights("sample_weight", sample_weight, len(truth))
     )
+    if weights is not None:
+        check_some_weight("sample_weight", weights)
     matrices = _core.segment_counts(
         encode(truth, order).astype(np.uint32),
         pred_codes.astype(np.uint32),
