@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -128,9 +129,21 @@ def test_evaluate_on_random_labels_and_scores(
 ) -> None:
     scores = data.draw(st.lists(st.floats(0.0, 1.0), min_size=len(y), max_size=len(y)))
     weights = data.draw(st.none() | st.lists(st.floats(0.0, 5.0), min_size=len(y), max_size=len(y)))
-    ev = pe.evaluate(
-        y, y_score=scores, threshold=threshold, sample_weight=weights, n_samples=200, rng=1
-    )
+    if weights is not None and not any(weights):
+        with pytest.raises(ValueError, match="sample_weight is 0 for every row"):
+            pe.evaluate(y, y_score=scores, sample_weight=weights)
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ev = pe.evaluate(
+            y, y_score=scores, threshold=threshold, sample_weight=weights, n_samples=200, rng=1
+        )
+    # The one warning there may be: scores of one class have no ROC AUC (documented).
+    for warning in caught:
+        assert "holds one class only" in str(warning.message), warning.message
+    w = [1.0] * len(y) if weights is None else weights
+    if len({label for label, weight in zip(y, w, strict=True) if weight > 0}) == 2:
+        assert not caught  # both classes carry weight
     expected_total = sum(weights) if weights is not None else len(y)
     assert ev.confusion.total == pytest.approx(expected_total, rel=1e-12, abs=1e-12)
     for post in ev.values():
@@ -384,7 +397,8 @@ def test_multiclass_score_posteriors_are_finite_and_in_range(
         rng=3,
     )
     if not present.all():  # a class without rows (or without weight): no one-vs-rest AUC
-        with pytest.raises(ValueError, match=r"every class|has no rows"):
+        # (no weight at all: nothing to evaluate)
+        with pytest.raises(ValueError, match=r"every class|has no rows|0 for every row"):
             call()
         return
     ev = call()
