@@ -6,6 +6,7 @@ name, or the phrase that tells the user what is wrong).
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from typing import Any
 
@@ -1413,6 +1414,11 @@ ARRAY_CLASSES: list[tuple[str, Any, dict[str, type[Exception]]]] = [
         np.array([0, None, 1, 0, 1, 0], dtype=object),
         dict.fromkeys(("labels", *_NUMERIC), ValueError),
     ),
+    (
+        "object-with-float32-nan",
+        np.array([0, np.float32("nan"), 1, 0, 1, 0], dtype=object),
+        dict.fromkeys(("labels", *_NUMERIC), ValueError),
+    ),
     ("complex", Y6.astype(complex), dict.fromkeys(("labels", *_NUMERIC), TypeError)),
     ("str", np.array(list("011010")), dict.fromkeys(_NUMERIC, TypeError)),
     (
@@ -1426,6 +1432,28 @@ ARRAY_CLASSES: list[tuple[str, Any, dict[str, type[Exception]]]] = [
     ("negative", -S6, {"probabilities": ValueError, "weights": ValueError}),
     ("dict", {"a": 1}, dict.fromkeys(("labels", *_NUMERIC), ValueError)),
 ]
+
+
+if importlib.util.find_spec("pandas") is not None:  # pandas' own missing value, NA
+    import pandas as pd
+
+    ARRAY_CLASSES += [
+        (
+            "pandas-na-int64",
+            pd.Series([0, pd.NA, 1, 0, 1, 0], dtype="Int64"),
+            dict.fromkeys(("labels", *_NUMERIC), ValueError),
+        ),
+        (
+            "pandas-na-boolean",
+            pd.array([False, pd.NA, True, False, True, False], dtype="boolean"),
+            dict.fromkeys(("labels", *_NUMERIC), ValueError),
+        ),
+        (
+            "pandas-na-string",
+            pd.Series(["0", pd.NA, "1", "0", "1", "0"], dtype="string"),
+            {"labels": ValueError},
+        ),
+    ]
 
 
 def _fixed(call: Callable[[Any], Any], value: Any) -> Callable[[], Any]:

@@ -225,7 +225,7 @@ def test_single_class_is_an_error_when_asked_and_a_warning_by_default() -> None:
 
 
 def test_nan_scores_name_the_index() -> None:
-    with pytest.raises(ValueError, match=r"y_score must be finite, found nan at index 2"):
+    with pytest.raises(ValueError, match=r"y_score has a missing value \(NaN\) at index 2"):
         pe.ScoreSummary.from_scores([0, 1, 1], [0.1, 0.2, np.nan])
     with pytest.raises(ValueError, match=r"row 1, column 0"):
         pe.evaluate([0, 1, 2], y_score=[[0.2, 0.3, 0.5], [np.inf, 0, 0], [0, 0, 1]])
