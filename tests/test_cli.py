@@ -209,13 +209,30 @@ def test_demo_tells_the_whole_story() -> None:
     for fragment in (
         "1. Model A",
         "2. Is A better than B?",
-        "3. Weeks 9-16",
+        "3. Weeks 9-16 (2026-W10 ... 2026-W17)",  # the data's weeks 9-16 are ISO weeks 10-17
         "realized",
         "roc_auc",
+        # Every table says how to read it, and the drift gets a conclusion.
+        "the narrowest interval",
+        "decision: HDI + ROPE",
+        "says which way it leans",
+        "decision: 'no worse than the reference'",
+        "values measured later lie inside their 95% HDIs",
     ):
-        assert fragment in out.stdout
+        assert fragment in " ".join(out.stdout.split()), fragment
     payload = json.loads(_run("demo", "--format", "json", "--samples", "2000").stdout)
     assert set(payload["result"]) == {"evaluation", "comparison", "estimate"}
+
+
+def test_warnings_are_one_line_like_errors(tmp_path: Path) -> None:
+    path = tmp_path / "one.csv"
+    path.write_text("label,score\n1,0.9\n1,0.8\n1,0.3\n", encoding="utf-8")
+    out = _run("evaluate", str(path), "--y-true", "label", "--y-score", "score")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == [
+        "probeval evaluate: warning: y_true holds one class only, so ROC AUC and average "
+        "precision are undefined and left out of the evaluation"
+    ]
 
 
 def test_every_subcommand_has_clear_help() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import pkgutil
 import re
 from pathlib import Path
@@ -35,6 +36,33 @@ def test_examples_print_what_they_say(page: Path) -> None:
     result = runner.summarize(verbose=False)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_plain_python_m_doctest_passes(page: Path) -> None:
+    """``python -m doctest README.md`` as a user runs it: no option flags beyond those written
+    in the examples, and the fences must not read as expected output."""
+    failed, attempted = doctest.testfile(str(page), module_relative=False, verbose=False)
+    assert attempted > 0
+    assert failed == 0
+
+
+PYTHON_BLOCKS = [
+    pytest.param(block, id=f"{page.name} block {i}")
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for i, block in enumerate(
+        re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
+    )
+]
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS)
+def test_python_blocks_run_as_written(block: str) -> None:
+    """Every ``python`` block defines what it uses and runs on its own (the Spark recipe only
+    where pyspark is installed: it is ~450 MB and needs a JVM)."""
+    if "pyspark" in block and importlib.util.find_spec("pyspark") is None:
+        pytest.skip("pyspark is not installed")
+    exec(compile(block, "<docs block>", "exec"), {"__name__": "__docs__"})
 
 
 def test_readme_and_getting_started_have_examples() -> None:

@@ -24,6 +24,8 @@ import fnmatch
 import json
 import math
 import sys
+import textwrap
+import warnings
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -66,6 +68,8 @@ class Output:
     notes: list[str] = field(default_factory=list)
     plot: Callable[[str], None] | None = None
     preamble: str = ""
+    #: Text printed under each table (by position) in the human format: what to read in it.
+    captions: list[str] = field(default_factory=list)
 
 
 def _jsonable(value: Any) -> Any:
@@ -103,6 +107,8 @@ def _emit(args: argparse.Namespace, output: Output) -> None:
             print(output.preamble)
         for i, table in enumerate(output.tables):
             print(("\n" if i else "") + str(table))
+            if i < len(output.captions) and output.captions[i]:
+                print(output.captions[i])
         for note in output.notes:
             print(note)
     if args.plot:
@@ -606,12 +612,18 @@ def _demo(args: argparse.Namespace) -> Output:
         title="2. Is A better than B? Paired comparison of F1 on the same rows (ROPE +-0.01)",
     )
     estimate = result.summary()
+    keys = [chunk.key for chunk in result.chunks]
     estimate.title = (
-        "3. Weeks 9-16 without labels: estimated from the scores alone (realized target), next "
-        "to the values measured once the labels arrived"
+        f"3. Weeks 9-16 ({keys[0]} ... {keys[-1]}) without labels: estimated from the scores "
+        "alone (realized target), next to the values measured once the labels arrived"
     )
     evaluation = ev.summary(ci=args.ci)
     evaluation.title = f"1. Model A on weeks 1-8: {evaluation.title}"
+    captions = [
+        _demo_evaluation_caption(args.ci),
+        _demo_comparison_caption(summary, decision.status, args.ci),
+        _demo_estimate_caption(estimate, result.score_shift_alerts(p=0.05), keys, args.ci),
+    ]
     progress.step("tables")
 
     def plot(path: str) -> None:
@@ -629,7 +641,71 @@ def _demo(args: argparse.Namespace) -> Output:
         "weeks 1-8 are the reference, weeks 9-16 drift towards riskier cases.\n"
     )
     tables = [evaluation, comparison, estimate]
-    return Output("demo", _settings(args), payload, tables, plot=plot, preamble=preamble)
+    return Output(
+        "demo", _settings(args), payload, tables, plot=plot, preamble=preamble, captions=captions
+    )
+
+
+def _percent(ci: float) -> str:
+    return f"{100 * ci:g}%"
+
+
+def _demo_evaluation_caption(ci: float) -> str:
+    return _caption(
+        f"Each metric is a posterior: its mean, and the {_percent(ci)} HDI (the narrowest "
+        f"interval holding {_percent(ci)} of the probability); width says how sure we are."
+    )
+
+
+def _demo_comparison_caption(summary: Any, status: str, ci: float) -> str:
+    low, high = float(summary["hdi_low"]), float(summary["hdi_high"])
+    why = {
+        "undecided": (
+            f"its {_percent(ci)} HDI [{low:.4f}, {high:.4f}] still reaches into the ROPE "
+            "[-0.01, 0.01] of differences too small to matter, so more rows could still change "
+            f"the answer; P(A better by > 0.01) = {float(summary['p_sig_pos']):.2f} says which "
+            "way it leans"
+        ),
+        "accepted": f"its {_percent(ci)} HDI [{low:.4f}, {high:.4f}] lies outside the ROPE",
+        "rejected": f"its {_percent(ci)} HDI [{low:.4f}, {high:.4f}] lies inside the ROPE",
+    }.get(status, f"its {_percent(ci)} HDI is [{low:.4f}, {high:.4f}]")
+    return _caption(
+        "decision: HDI + ROPE. It is final only once the whole HDI of A - B is on one side "
+        f"of the ROPE (or inside it); here it is {status}: {why}."
+    )
+
+
+def _demo_estimate_caption(estimate: Any, shifted: list[int], keys: list[str], ci: float) -> str:
+    inside = sum(
+        low <= realized <= high
+        for low, high, realized in zip(
+            estimate["hdi_low"], estimate["hdi_high"], estimate["realized"], strict=True
+        )
+    )
+    moved = [keys[i] for i in shifted]
+    drift = (
+        f"The scores of {', '.join(moved)} differ from the reference's (score_shift_p < 0.05): "
+        "the drift. The estimates follow the scores there"
+        if moved
+        else "No week's scores differ from the reference's (all score_shift_p >= 0.05)"
+    )
+    total = len(estimate["realized"])
+    verdict = (
+        "the estimates, made without a single label, held"
+        if inside >= 0.9 * total
+        else "more than a tenth missed: label a sample of these weeks (partial labels)"
+    )
+    return _caption(
+        "decision: 'no worse than the reference' - accepted when the week's whole HDI lies "
+        "above the lower edge of the reference's HDI, rejected when wholly below it, undecided "
+        f"otherwise. {drift}, and {inside} of the {total} values measured later lie inside "
+        f"their {_percent(ci)} HDIs: {verdict}."
+    )
+
+
+def _caption(text: str) -> str:
+    """A table's explanation, wrapped and indented under it."""
+    return textwrap.fill(text, width=100, initial_indent="   ", subsequent_indent="   ")
 
 
 # ------------------------------------------------------------------------------ parser
@@ -848,9 +924,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+
+    def show(message: Any, category: Any, *_: Any, **__: Any) -> None:
+        # One line, like the errors: no source line and path of the code that warned.
+        print(f"probeval {args.command}: warning: {message}", file=sys.stderr)
+
     try:
-        output = args.handler(args)
-        _emit(args, output)
+        with warnings.catch_warnings():
+            warnings.showwarning = show
+            output = args.handler(args)
+            _emit(args, output)
     except ImportError as error:  # an optional dependency (matplotlib, pyarrow)
         print(f"probeval {args.command}: error: {error}", file=sys.stderr)
         return 2
