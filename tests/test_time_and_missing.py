@@ -199,3 +199,17 @@ def test_a_missing_segment_key_is_an_error_like_any_other(kind: str) -> None:
     by = _with_missing(np.arange(len(s)) % 3, 11, kind)
     with pytest.raises(ValueError, match=r"by has a missing value \(.*\) at index 11"):
         pe.evaluate_by(y, y_score=s, by=by)
+
+
+def test_pandas_nullable_columns_without_na_are_plain_numbers() -> None:
+    """The NA check must not turn a nullable column that has no NA into objects: a "Float64"
+    array or series of scores is scores (numpy reads it as float64)."""
+    pd = pytest.importorskip("pandas")
+    y, s = _rng_data()
+    expected = pe.evaluate(y, y_score=s, metrics=["roc_auc"], rng=0)["roc_auc"].samples
+    for scores in (pd.array(s, dtype="Float64"), pd.Series(s, dtype="Float64")):
+        got = pe.evaluate(y, y_score=scores, metrics=["roc_auc"], rng=0)["roc_auc"].samples
+        np.testing.assert_array_equal(got, expected)
+    labels = pd.array(y, dtype="Int64")
+    got = pe.evaluate(labels, y_score=s, metrics=["roc_auc"], rng=0)["roc_auc"].samples
+    np.testing.assert_array_equal(got, expected)

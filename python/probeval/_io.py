@@ -179,6 +179,6 @@ class TableFile:
             column = table.column(name)
             if column.null_count and name not in missing_ok:
                 row = int(np.argmax(column.is_null().to_numpy(zero_copy_only=False)))
-                raise _missing(self.path, name, row + 1, "")
+                raise _missing(self.path, name, row + 1, "null")
             columns[name] = np.asarray(column.to_numpy(zero_copy_only=False))
         return columns

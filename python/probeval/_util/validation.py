@@ -179,14 +179,17 @@ def as_float_1d(name: str, values: Any) -> np.ndarray:
     if _has_pandas_na(values):
         values = values.to_numpy(dtype=object)
     array = as_1d(name, values)
-    missing = first_missing(array)
-    if missing is not None:
-        raise missing_value_error(name, array, missing)
+    if array.dtype.kind == "O":  # None or NA among objects (numeric NaN: below, in one pass)
+        missing = first_missing(array)
+        if missing is not None:
+            raise missing_value_error(name, array, missing)
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
     array = np.ascontiguousarray(array, dtype=np.float64)
     if not np.isfinite(array).all():
         index = int(np.flatnonzero(~np.isfinite(array))[0])
+        if np.isnan(array[index]):
+            raise missing_value_error(name, array, index)
         raise ValueError(f"{name} must be finite, found {float(array[index])!r} at index {index}")
     return array
 
@@ -230,15 +233,15 @@ def as_labels(name: str, values: Any, *, role: str = "label") -> np.ndarray:
 
 
 def _has_pandas_na(values: Any) -> bool:
-    """A pandas extension array or series holding a missing value (checked without pandas):
-    read as objects, its pandas.NA is found and reported like any other missing value."""
-    dtype = getattr(values, "dtype", None)
-    return (
-        not isinstance(values, np.ndarray)
-        and hasattr(values, "to_numpy")
-        and type(dtype).__module__.startswith("pandas")
-        and bool(getattr(values, "hasnans", True))
-    )
+    """A pandas series or extension array holding a missing value (checked without pandas):
+    read as objects, its pandas.NA is found and reported like any other missing value. One
+    without any stays as it is (numpy reads a "Float64" array without NA as float64)."""
+    if isinstance(values, np.ndarray):
+        return False
+    if not type(getattr(values, "dtype", None)).__module__.startswith("pandas"):
+        return False
+    isna = getattr(values, "isna", None)
+    return callable(isna) and bool(np.asarray(isna()).any())
 
 
 def as_weights(name: str, values: Any, n: int) -> np.ndarray:

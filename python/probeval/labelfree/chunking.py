@@ -59,6 +59,8 @@ def _missing_at(values: np.ndarray, index: int) -> ValueError:
 
 def _one_time(value: Any) -> Any:
     """One timestamp as naive datetime64[us] in its own wall-clock time; None if missing."""
+    if is_missing_value(value):  # first: pandas' NaT is a datetime too
+        return None
     if isinstance(value, datetime.datetime):  # pandas Timestamps too
         if value.tzinfo is not None:
             value = value.replace(tzinfo=None)  # the local time it shows, not UTC
@@ -68,9 +70,7 @@ def _one_time(value: Any) -> Any:
     if isinstance(value, str):
         return np.datetime64(_strip_offset(value), "us")
     if isinstance(value, np.datetime64):
-        return None if np.isnat(value) else value.astype("datetime64[us]")
-    if is_missing_value(value):
-        return None
+        return value.astype("datetime64[us]")
     raise TypeError(f"not a datetime: {describe(value)}")
 
 
