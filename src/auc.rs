@@ -20,18 +20,32 @@ use crate::rng::fork;
 use crate::sampling::{Beta, Gamma, Sampler};
 use crate::{Error, Result};
 
+/// Below this product of the two totals, the AUC's terms p_k · q_j can underflow.
+const TINY_PRODUCT: f64 = 1e-250;
+
 /// AUC and average precision of the distributions p (positives) and q (negatives) over bins
 /// in ascending score order, each given with its total, and the prevalence `pi`.
 #[inline]
 fn auc_ap(p: &[f64], q: &[f64], sum_p: f64, sum_q: f64, pi: f64, want_ap: bool) -> (f64, f64) {
     let mut below = 0.0;
     let mut auc = 0.0;
-    for (pk, qk) in p.iter().zip(q) {
-        auc += pk * (below + 0.5 * qk);
-        below += qk;
-    }
+    let auc = if sum_p * sum_q >= TINY_PRODUCT {
+        for (pk, qk) in p.iter().zip(q) {
+            auc += pk * (below + 0.5 * qk);
+            below += qk;
+        }
+        auc / (sum_p * sum_q)
+    } else {
+        // Masses so small (subnormal weights) that their products underflow: normalise each
+        // term first (slower, and only here, so that other results stay bit for bit).
+        for (pk, qk) in p.iter().zip(q) {
+            auc += (pk / sum_p) * ((below + 0.5 * qk) / sum_q);
+            below += qk;
+        }
+        auc
+    };
     // Rounding can carry a ratio a few ulps past 1.
-    let auc = (auc / (sum_p * sum_q)).min(1.0);
+    let auc = auc.min(1.0);
     if !want_ap {
         return (auc, f64::NAN);
     }
@@ -39,7 +53,11 @@ fn auc_ap(p: &[f64], q: &[f64], sum_p: f64, sum_q: f64, pi: f64, want_ap: bool) 
     // π·TP / (π·TP + (1 − π)·FP) on the normalised masses; written as 1 / (1 + ratio · FP / TP)
     // on the raw sums, so that a tiny bin (a subnormal weight) cannot underflow TP to 0 and
     // turn the precision into 0 / 0.
-    let ratio = ((1.0 - pi) / sum_q) / (pi / sum_p);
+    let mut ratio = ((1.0 - pi) / sum_q) / (pi / sum_p);
+    if !ratio.is_finite() {
+        // A subnormal total overflows 1 / sum: the same ratio, grouped the other way.
+        ratio = ((1.0 - pi) / pi) * (sum_p / sum_q);
+    }
     let (mut tp, mut fp, mut ap) = (0.0, 0.0, 0.0);
     for (pk, qk) in p.iter().zip(q).rev() {
         tp += pk;
@@ -869,6 +887,22 @@ fn argmax(values: &[f64]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subnormal_weights_give_the_values_of_their_proportions() {
+        // Found by hypothesis: one positive and one negative of weight 2.2e-313 at the same
+        // score gave AUC 1 and AP 1 (0 / 0 and inf / inf, both clamped to 1); scaled up, the
+        // same proportions give 0.5 and 0.5, and the by-hand case below keeps its values.
+        let w = 2.2250738585e-313;
+        assert_eq!(point_values(&[w], &[w]).unwrap(), (0.5, 0.5));
+        let (pos, neg) = ([0.0, w, 2.0 * w], [w, w, 0.0]);
+        let (auc, ap) = point_values(&pos, &neg).unwrap();
+        let (auc_1, ap_1) = point_values(&[0.0, 1.0, 2.0], &[1.0, 1.0, 0.0]).unwrap();
+        assert!(
+            (auc - auc_1).abs() < 1e-9 && (ap - ap_1).abs() < 1e-9,
+            "{auc} {ap}"
+        );
+    }
 
     #[test]
     fn point_values_by_hand() {
