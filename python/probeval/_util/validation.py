@@ -140,6 +140,18 @@ def check_n_samples(n_samples: Any, name: str = "n_samples") -> int:
     return number
 
 
+def check_positive_int(name: str, value: Any, *, maximum: int | None = None) -> int:
+    """``value`` as an int >= 1 (and <= ``maximum`` when given); bools are refused."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer, got {describe(value)}")
+    number = int(value)
+    if number < 1:
+        raise ValueError(f"{name} must be a positive integer, got {number}")
+    if maximum is not None and number > maximum:
+        raise ValueError(f"{name} must be at most {maximum:,}, got {number:,}")
+    return number
+
+
 def check_zero_division(value: Any) -> float:
     """scikit-learn's ``zero_division``: 0, 1 or nan (``"warn"`` behaves as 0)."""
     if isinstance(value, str) and value == "warn":

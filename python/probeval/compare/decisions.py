@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from probeval._util.validation import Interval, check_ci, check_positive, check_rope, describe
+from probeval.base.metrics import metric_info
 from probeval.base.posterior import Posterior
 
-__all__ = ["Contrast", "Decision", "decide"]
+__all__ = ["Contrast", "Decision", "decide", "no_worse_rope"]
 
 
 @runtime_checkable
@@ -68,6 +69,47 @@ class Decision:
         )
 
 
+def no_worse_rope(reference: Posterior, ci: float = 0.95) -> Interval:
+    """The ROPE of "no worse than the reference": from the reference HDI's worse edge to the
+    best value the metric can take.
+
+    Parameters
+    ----------
+    reference : Posterior
+        The reference's posterior of the metric.
+    ci : float
+        Probability of the reference HDI.
+
+    Returns
+    -------
+    (float, float)
+        ``(hdi_low, maximum)`` for a higher-is-better metric, ``(minimum, hdi_high)`` for a
+        lower-is-better one (fpr, fnr, fdr, false omission rate, negative likelihood ratio).
+
+    Raises
+    ------
+    ValueError
+        For a metric with no better direction (prevalence, selection rate): give a ROPE.
+    """
+    if not isinstance(reference, Posterior):
+        raise TypeError(f"reference must be a Posterior, got {describe(reference)}")
+    ci = check_ci(ci)
+    try:
+        better = metric_info(reference.metric).better
+    except (TypeError, ValueError):  # a posterior of a quantity outside the catalogue
+        better = "higher"
+    low, high = reference.hdi(ci)
+    lower, upper = reference.bounds
+    if better == "higher":
+        return (low, upper)
+    if better == "lower":
+        return (lower, high)
+    raise ValueError(
+        f"{reference.metric} has no better direction, so 'no worse than the reference' means "
+        "nothing: give a rope=(lo, hi)"
+    )
+
+
 def decide(
     posterior: Posterior | Contrast,
     rope: Any = None,
@@ -84,7 +126,8 @@ def decide(
         A metric's posterior, or a comparison (then the difference and, by default, its ROPE).
     rope : float or (lo, hi), optional
         The region. Without it: the comparison's ROPE, or — with ``reference`` — "no worse than
-        the reference": from the lower HDI edge of ``reference`` to the metric's maximum.
+        the reference" (:func:`no_worse_rope`): from the lower HDI edge of ``reference`` to the
+        metric's maximum (from the minimum to the upper edge for a lower-is-better metric).
     ci : float
         Probability of the HDI.
     precision : float, optional
@@ -112,7 +155,7 @@ def decide(
     elif reference is not None:
         if not isinstance(reference, Posterior):
             raise TypeError(f"reference must be a Posterior, got {describe(reference)}")
-        interval = (reference.hdi(ci)[0], target.bounds[1])
+        interval = no_worse_rope(reference, ci)
     elif default is not None:
         interval = default
     else:

@@ -4,7 +4,6 @@ or by a period of a timestamp column."""
 from __future__ import annotations
 
 import datetime
-import numbers
 import re
 import warnings
 from dataclasses import dataclass
@@ -13,7 +12,12 @@ from typing import Any
 import numpy as np
 
 from probeval._util.equality import ValueEquality
-from probeval._util.validation import describe, is_missing_value, missing_value_error
+from probeval._util.validation import (
+    check_positive_int,
+    describe,
+    is_missing_value,
+    missing_value_error,
+)
 
 __all__ = ["PERIODS", "Chunk", "make_chunks"]
 
@@ -36,14 +40,6 @@ class Chunk(ValueEquality):
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "key": self.key, "n_rows": self.n_rows}
-
-
-def _count(name: str, value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a positive integer, got {describe(value)}")
-    if int(value) < 1:
-        raise ValueError(f"{name} must be a positive integer, got {int(value)}")
-    return int(value)
 
 
 #: A UTC offset at the end of an ISO string ("Z", "+02:00", "-0530", "+02").
@@ -208,13 +204,13 @@ def make_chunks(
         raise ValueError("timestamps need a period=..., e.g. period='D' for daily chunks")
     everything = np.arange(n)
     if chunk_size is not None:
-        size = _count("chunk_size", chunk_size)
+        size = check_positive_int("chunk_size", chunk_size)
         return [
             Chunk(i, str(i), everything[start : start + size])
             for i, start in enumerate(range(0, n, size))
         ]
     if n_chunks is not None:
-        count = _count("n_chunks", n_chunks)
+        count = check_positive_int("n_chunks", n_chunks)
         if count > n:
             raise ValueError(f"n_chunks={count} exceeds the number of rows ({n})")
         return [Chunk(i, str(i), rows) for i, rows in enumerate(np.array_split(everything, count))]

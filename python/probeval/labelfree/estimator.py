@@ -71,7 +71,7 @@ from probeval.base.metrics import (
 )
 from probeval.base.posterior import Posterior
 from probeval.base.priors import resolve_prior
-from probeval.compare.decisions import Decision, decide
+from probeval.compare.decisions import Decision, decide, no_worse_rope
 from probeval.labelfree.chunking import Chunk, make_chunks
 from probeval.labelfree.drift import (
     Drift,
@@ -1009,6 +1009,50 @@ class LabelFreeEstimator(ValueEquality):
             out["calibration_shift_sd"] = shift[:, 1]
         return out
 
+    @property
+    def reference_confusion(self) -> ConfusionMatrix:
+        """The confusion matrix of the reference data the estimator was fitted on."""
+        confusion: ConfusionMatrix = self._state()["reference_confusion"]
+        return confusion
+
+    def reference_posteriors(
+        self,
+        metrics: Any = None,
+        *,
+        n_samples: int = 10_000,
+        beta: float = 1.0,
+        zero_division: Any = 0.0,
+    ) -> dict[str, Posterior]:
+        """Each metric's posterior on the reference data, with its labels.
+
+        Parameters
+        ----------
+        metrics : str or list of str, optional
+            Default: the estimator's metrics.
+        n_samples : int
+            Draws of the sampled posteriors.
+        beta, zero_division :
+            As in :func:`probeval.evaluate`.
+
+        Returns
+        -------
+        dict of str to Posterior
+            The same posteriors as :meth:`LabelFreeEstimate.reference_posterior` (computed once
+            per setting and cached; their random stream is fixed by the reference data).
+        """
+        self._state()  # fitted?
+        names = self.metrics if metrics is None else _check_metrics(metrics)
+        unknown = [m for m in names if m not in self.metrics]
+        if unknown:
+            raise ValueError(
+                f"metrics {unknown} were not fitted; this estimator has {self.metrics}"
+            )
+        n = check_n_samples(n_samples)
+        posteriors = self._reference_posteriors(
+            self.metrics, n, check_beta(beta), check_zero_division(zero_division)
+        )
+        return {m: posteriors[m] for m in names}
+
     def _reference_posteriors(
         self, names: list[str], n: int, beta: float, zd: float
     ) -> dict[str, Posterior]:
@@ -1439,16 +1483,11 @@ def _uniform_prior() -> Any:
 
 
 def _no_worse(estimate: Posterior, reference: Posterior, ci: float) -> Decision | None:
-    """Is the chunk no worse than the reference? The ROPE runs from the reference HDI's worse
-    edge to the best possible value; None for metrics with no better direction."""
-    better = metric_info(estimate.metric).better
-    low, high = reference.hdi(ci)
-    lower, upper = estimate.bounds
-    if better == "higher":
-        return decide(estimate, (low, upper), ci=ci)
-    if better == "lower":
-        return decide(estimate, (lower, high), ci=ci)
-    return None
+    """Is the chunk no worse than the reference? (:func:`no_worse_rope`); None for metrics with
+    no better direction."""
+    if metric_info(estimate.metric).better not in ("higher", "lower"):
+        return None
+    return decide(estimate, no_worse_rope(reference, ci), ci=ci)
 
 
 def _payload_calibration(data: dict[str, Any], n_bins: int, threshold: float) -> dict[str, Any]:
