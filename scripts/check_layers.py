@@ -12,7 +12,9 @@ The layers, from the bottom:
 4. ``probeval.compare``: comparisons and decisions.
 5. ``probeval.labelfree`` and ``probeval.ensemble``: capabilities built on all of the above,
    independent of each other.
-6. The edges: ``probeval`` itself (the public API), the CLI, plots, Dask, io and the demo data.
+6. ``probeval.experiment``: experiments and their planning, which use labelled and label-free
+   evaluation alike.
+7. The edges: ``probeval`` itself (the public API), the CLI, plots, Dask, io and the demo data.
 
 A module may import from its own layer and from lower layers, except that the two packages of
 layer 5 may not import each other. Run ``python scripts/check_layers.py``; it exits 1 and lists
@@ -35,6 +37,7 @@ LAYERS: list[list[str]] = [
     ["probeval.labels"],
     ["probeval.compare"],
     ["probeval.labelfree", "probeval.ensemble"],
+    ["probeval.experiment"],
     [
         "probeval",
         "probeval.__main__",

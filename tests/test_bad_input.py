@@ -1357,6 +1357,15 @@ ENS6 = np.array([[0.1, 0.6, 0.5, 0.2, 0.3, 0.9], [0.3, 0.8, 0.4, 0.1, 0.2, 0.7]]
 
 #: (id, parameter, what it holds, call with the value in that parameter)
 ARRAY_PARAMETERS: list[tuple[str, str, str, Callable[[Any], Any]]] = [
+    ("experiment", "y_true", "labels", lambda v: _experiment().update(v, P6)),
+    ("experiment", "y_pred", "labels", lambda v: _experiment().update(Y6, v)),
+    ("experiment", "y_score", "probabilities", lambda v: _experiment().update(Y6, y_score=v)),
+    (
+        "experiment",
+        "sample_weight",
+        "weights",
+        lambda v: _experiment().update(Y6, P6, sample_weight=v),
+    ),
     ("evaluate", "y_true", "labels", lambda v: pe.evaluate(v, P6)),
     ("evaluate", "y_pred", "labels", lambda v: pe.evaluate(Y6, v)),
     ("evaluate", "y_score", "probabilities", lambda v: pe.evaluate(Y6, y_score=v)),
@@ -1456,6 +1465,10 @@ if importlib.util.find_spec("pandas") is not None:  # pandas' own missing value,
     ]
 
 
+def _experiment() -> pe.Experiment:
+    return pe.Experiment(["accuracy"], rope=(0.5, 1.0), n_samples=9, seed=0)
+
+
 def _fixed(call: Callable[[Any], Any], value: Any) -> Callable[[], Any]:
     return lambda: call(value)
 
@@ -1488,6 +1501,7 @@ N_SAMPLES_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
         lambda v: pe.ScoreSummary.from_scores(Y6, S6).posterior(n_samples=v),
     ),
     ("from_beta", lambda v: pe.Posterior.from_beta(2.0, 3.0, n_samples=v)),
+    ("experiment", lambda v: pe.Experiment(["accuracy"], rope=(0.5, 1.0), n_samples=v)),
     (
         "segment_counts_evaluate",
         lambda v: pe.SegmentCounts.from_rows(Y6, P6, by=BY6).evaluate(n_samples=v),
@@ -1527,6 +1541,9 @@ CI_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
     ("evaluate_by", lambda v: pe.evaluate_by(Y6, P6, by=BY6, n_samples=9, ci=v)),
     ("decide", lambda v: pe.decide(POST, rope=(0.0, 0.5), ci=v)),
     ("ensemble_report", lambda v: pe.ensemble_report(ENS6, n_samples=9, ci=v)),
+    ("experiment", lambda v: pe.Experiment(["accuracy"], rope=(0.5, 1.0), ci=v)),
+    ("assurance_precision", lambda v: pe.assurance_precision("accuracy", 9, rope=(0.5, 1), ci=v)),
+    ("plan_sample_size", lambda v: pe.plan_sample_size("accuracy", 0.1, expected=0.8, ci=v)),
 ]
 
 CI_CLASSES: list[tuple[str, Any, type[Exception]]] = [

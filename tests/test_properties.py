@@ -752,3 +752,83 @@ def test_hostile_values_for_result_objects(value: Any) -> None:
         lambda: pe.ConfusionMatrix.from_dict(value),
         lambda: pe.Prior(value).dirichlet(np.ones((2, 2))),
     )
+
+
+@given(
+    batches=st.lists(
+        st.lists(
+            st.tuples(st.booleans(), st.booleans(), st.floats(0.0, 5.0)), min_size=1, max_size=30
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    metric=st.sampled_from(["accuracy", "f1", "mcc", "recall"]),
+    rope=st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 1.0)).map(sorted),
+    precision=st.one_of(st.none(), st.floats(1e-3, 1.0)),
+)
+def test_experiments_equal_their_pooled_evaluation(
+    batches: list[list[tuple[bool, bool, float]]],
+    metric: str,
+    rope: list[float],
+    precision: float | None,
+) -> None:
+    rows = [row for batch in batches for row in batch]
+    if sum(w for _, _, w in rows) == 0:
+        return
+    exp = pe.Experiment([metric], rope=tuple(rope), precision=precision, seed=1, n_samples=200)
+    for batch in batches:
+        y, pred, w = (np.array(column) for column in zip(*batch, strict=True))
+        if w.sum() == 0:
+            with contextlib.suppress(ValueError):  # a batch of zero weight is refused
+                exp.update(y, pred, sample_weight=w)
+            continue
+        step = exp.update(y, pred, sample_weight=w)[metric]
+        assert step.status in ("accepted", "rejected", "ongoing")
+        assert step.hdi[0] <= step.hdi[1]
+    if exp.n_batches == 0:
+        return
+    kept = [b for b in batches if sum(w for _, _, w in b) > 0]
+    y, pred, w = (np.array(column) for column in zip(*[r for b in kept for r in b], strict=True))
+    pooled = pe.evaluate(y, pred, metrics=[metric], sample_weight=w, rng=1, n_samples=200)[metric]
+    _check_posterior(exp.posterior(metric))
+    np.testing.assert_allclose(exp.posterior(metric).hdi(), pooled.hdi(), rtol=0, atol=1e-12)
+    assert pe.Experiment.from_json(exp.to_json()).status == exp.status
+
+
+@given(value=hostile)
+def test_hostile_values_for_experiments_and_planning(value: Any) -> None:
+    calls = [
+        lambda: pe.Experiment(value, rope=(0.5, 1.0)),
+        lambda: pe.Experiment(["accuracy"], rope=value),
+        lambda: pe.Experiment(["accuracy"], rope=(0.5, 1.0), precision=value),
+        lambda: pe.Experiment(["accuracy"], reference=value),
+        lambda: pe.Experiment(["accuracy"], rope=(0.5, 1.0), planned_n=value),
+        lambda: pe.Experiment(["accuracy"], rope=(0.5, 1.0), seed=value),
+        lambda: pe.Experiment(["accuracy"], rope=(0.5, 1.0), prior=value, n_samples=9).update(
+            [0, 1], [0, 1]
+        ),
+        lambda: pe.Experiment(["accuracy"], rope=(0.5, 1.0), n_samples=9).update(value, [0, 1]),
+        lambda: pe.Experiment.from_dict(value),
+        lambda: pe.Experiment.from_json(str(value)),
+        lambda: pe.assurance_precision("accuracy", value, rope=(0.5, 1.0)),
+        lambda: pe.assurance_precision("accuracy", 10, rope=value),
+        lambda: pe.assurance_precision("accuracy", 10, rope=(0.5, 1.0), expected=value),
+        lambda: pe.assurance_precision("accuracy", 10, rope=(0.5, 1.0), assurance=value),
+        lambda: pe.plan_sample_size(value, 0.1, expected=0.8),
+        lambda: pe.plan_sample_size("accuracy", value, expected=0.8),
+        lambda: pe.plan_sample_size("accuracy", 0.1, expected=value, n_max=1_000),
+        lambda: pe.plan_sample_size("accuracy", 0.1, expected=0.8, n_max=value),
+    ]
+    # A valid simulation count runs a (slow) simulated plan: only refusals are tested here.
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        calls.append(
+            lambda: pe.plan_sample_size("f1", 0.3, expected=CM_PLAN, n_sims=value, n_max=100)
+        )
+    for call in calls:
+        with contextlib.suppress(*DOCUMENTED, OSError):
+            result = call()
+            if isinstance(result, float):
+                assert 0.0 < result <= 1.0
+
+
+CM_PLAN = pe.ConfusionMatrix.from_counts(tp=30, fp=3, tn=60, fn=7)

@@ -19,9 +19,11 @@ from probeval.base.metrics import MetricInfo, available_metrics, metric_info
 from probeval.base.posterior import Posterior
 from probeval.base.priors import Prior
 from probeval.compare.comparisons import Comparison, compare, compare_paired, vs_random
-from probeval.compare.decisions import Decision, decide
+from probeval.compare.decisions import Decision, decide, no_worse_rope
 from probeval.datasets import load_demo
 from probeval.ensemble import EnsembleReport, bootstrap_ensemble, ensemble_report
+from probeval.experiment.experiment import Experiment, MetricStatus
+from probeval.experiment.planning import SamplePlan, assurance_precision, plan_sample_size
 from probeval.labelfree.estimator import LabelFreeEstimate, LabelFreeEstimator
 from probeval.labels.audit import LabelAudit
 from probeval.labels.confusion import ConfusionMatrix
@@ -52,13 +54,17 @@ __all__ = [
     "Decision",
     "EnsembleReport",
     "Evaluation",
+    "Experiment",
     "MetricInfo",
+    "MetricStatus",
     "Posterior",
     "Prior",
+    "SamplePlan",
     "ScoreSummary",
     "SegmentCounts",
     "SegmentEvaluation",
     "__version__",
+    "assurance_precision",
     "available_metrics",
     "bootstrap_ensemble",
     "compare",
@@ -74,5 +80,7 @@ __all__ = [
     "metric_info",
     "metric_interval",
     "metric_summary",
+    "no_worse_rope",
+    "plan_sample_size",
     "vs_random",
 ]
