@@ -721,6 +721,32 @@ pub fn evaluate(cells: &Cells, metrics: &[Metric], zero_division: f64) -> Vec<f6
         .collect()
 }
 
+/// Metric values of many matrices at once: `cells` holds rows of (tp, fp, tn, fn); the result is
+/// metric-major (`metrics.len()` rows of `cells.len() / 4` values). Used for draws made outside
+/// the Dirichlet kernels (stratified samples), so each cell must be finite and >= 0.
+pub fn evaluate_rows(cells: &[f64], metrics: &[Metric], zero_division: f64) -> Result<Vec<f64>> {
+    if cells.len() % 4 != 0 {
+        return Err(Error::invalid(format!(
+            "cells must hold rows of 4 values (tp, fp, tn, fn), got {} values",
+            cells.len()
+        )));
+    }
+    if let Some(bad) = cells.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+        return Err(Error::invalid(format!(
+            "cells must be finite and >= 0, got {bad}"
+        )));
+    }
+    let n = cells.len() / 4;
+    let mut out = vec![0.0; metrics.len() * n];
+    for (j, row) in cells.chunks_exact(4).enumerate() {
+        let c = Cells::new(row[0], row[1], row[2], row[3]);
+        for (i, m) in metrics.iter().enumerate() {
+            out[i * n + j] = m.eval(&c, zero_division);
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -929,5 +955,21 @@ mod tests {
         for m in all() {
             assert!(m.eval(&big, 0.0).is_finite(), "{m:?}");
         }
+    }
+
+    #[test]
+    fn evaluate_rows_matches_evaluate_and_refuses_bad_cells() {
+        let all = all();
+        let rows = [3.0, 1.0, 5.0, 2.0, 0.0, 0.0, 4.0, 1.0];
+        let out = evaluate_rows(&rows, &all, 0.0).unwrap();
+        for (j, row) in rows.chunks_exact(4).enumerate() {
+            let one = evaluate(&Cells::new(row[0], row[1], row[2], row[3]), &all, 0.0);
+            for (i, v) in one.iter().enumerate() {
+                assert_eq!(out[i * 2 + j].to_bits(), v.to_bits());
+            }
+        }
+        assert!(evaluate_rows(&[1.0, 2.0, 3.0], &all, 0.0).is_err());
+        assert!(evaluate_rows(&[1.0, -2.0, 3.0, 0.0], &all, 0.0).is_err());
+        assert!(evaluate_rows(&[1.0, f64::NAN, 3.0, 0.0], &all, 0.0).is_err());
     }
 }

@@ -1370,6 +1370,13 @@ ARRAY_PARAMETERS: list[tuple[str, str, str, Callable[[Any], Any]]] = [
     ("evaluate", "y_pred", "labels", lambda v: pe.evaluate(Y6, v)),
     ("evaluate", "y_score", "probabilities", lambda v: pe.evaluate(Y6, y_score=v)),
     ("evaluate", "sample_weight", "weights", lambda v: pe.evaluate(Y6, P6, sample_weight=v)),
+    (
+        "evaluate-stratified",
+        "strata",
+        "labels",
+        lambda v: pe.evaluate(Y6, P6, strata=v, sample_weight=np.ones(6)),
+    ),
+    ("labelling_plan", "y_score", "probabilities", lambda v: pe.labelling_plan(v, 3)),
     ("evaluate_by", "y_true", "labels", lambda v: pe.evaluate_by(v, P6, by=BY6, n_samples=9)),
     ("evaluate_by", "by", "labels", lambda v: pe.evaluate_by(Y6, P6, by=v, n_samples=9)),
     (
@@ -1465,6 +1472,9 @@ if importlib.util.find_spec("pandas") is not None:  # pandas' own missing value,
     ]
 
 
+PLAN6 = pe.labelling_plan(S6, 4, metric="accuracy", n_bins=1, rng=0)
+
+
 def _experiment() -> pe.Experiment:
     return pe.Experiment(["accuracy"], rope=(0.5, 1.0), n_samples=9, seed=0)
 
@@ -1475,7 +1485,14 @@ def _fixed(call: Callable[[Any], Any], value: Any) -> Callable[[], Any]:
 
 for _function, _parameter, _holds, _call in ARRAY_PARAMETERS:
     for _class, _value, _expected in ARRAY_CLASSES:
-        standalone = _function in {"labelfree_estimate", "hdi", "eti", "kde", "from_samples"}
+        standalone = _function in {
+            "labelfree_estimate",
+            "hdi",
+            "eti",
+            "kde",
+            "from_samples",
+            "labelling_plan",
+        }
         if _holds in _expected and not (_class == "short" and standalone):
             CASES.append(
                 (
@@ -1502,6 +1519,7 @@ N_SAMPLES_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
     ),
     ("from_beta", lambda v: pe.Posterior.from_beta(2.0, 3.0, n_samples=v)),
     ("experiment", lambda v: pe.Experiment(["accuracy"], rope=(0.5, 1.0), n_samples=v)),
+    ("labelling_plan_evaluate", lambda v: PLAN6.evaluate(Y6[PLAN6.rows], n_samples=v)),
     (
         "segment_counts_evaluate",
         lambda v: pe.SegmentCounts.from_rows(Y6, P6, by=BY6).evaluate(n_samples=v),

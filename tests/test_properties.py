@@ -832,3 +832,46 @@ def test_hostile_values_for_experiments_and_planning(value: Any) -> None:
 
 
 CM_PLAN = pe.ConfusionMatrix.from_counts(tp=30, fp=3, tn=60, fn=7)
+
+
+@given(
+    scores=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=200),
+    budget=st.integers(1, 300),
+    metric=st.sampled_from(["precision", "recall", "f1", "accuracy", "npv", "mcc"]),
+    threshold=st.floats(0.0, 0.99),
+    n_bins=st.integers(1, 12),
+    labels_seed=st.integers(0, 2**32 - 1),
+)
+def test_labelling_plans_are_valid_samples_with_proper_posteriors(
+    scores: list[float],
+    budget: int,
+    metric: str,
+    threshold: float,
+    n_bins: int,
+    labels_seed: int,
+) -> None:
+    y_score = np.array(scores)
+    try:
+        plan = pe.labelling_plan(y_score, budget, metric=metric, threshold=threshold, n_bins=n_bins)
+    except ValueError as error:
+        if "does not depend on any stratum" not in str(error):
+            raise
+        return
+    # Rows are distinct, within the population, at most the budget, in their strata.
+    assert len(set(plan.rows.tolist())) == plan.budget <= budget
+    assert plan.rows.max() < y_score.size
+    assert sum(plan.allocation.values()) == plan.budget
+    for h, n in plan.allocation.items():
+        assert 0 <= n <= plan.stratum_sizes[h]
+    predicted = (y_score[plan.rows] > plan.threshold).astype(int)
+    expected = [plan.stratum_predictions[h] for h in plan.strata.tolist()]
+    assert predicted.tolist() == expected
+    truth = np.random.default_rng(labels_seed).random(plan.budget) < y_score[plan.rows]
+    for target in ("realized", "population"):
+        try:
+            post = plan.evaluate(truth.astype(int), target=target, n_samples=200, rng=0)[metric]
+        except ValueError as error:
+            if "depends on strata with no labelled row" not in str(error):
+                raise
+            continue
+        _check_posterior(post)

@@ -23,6 +23,7 @@ from probeval.compare.decisions import Decision, decide, no_worse_rope
 from probeval.datasets import load_demo
 from probeval.ensemble import EnsembleReport, bootstrap_ensemble, ensemble_report
 from probeval.experiment.experiment import Experiment, MetricStatus
+from probeval.experiment.labelling import LabellingPlan, labelling_plan
 from probeval.experiment.planning import SamplePlan, assurance_precision, plan_sample_size
 from probeval.labelfree.estimator import LabelFreeEstimate, LabelFreeEstimator
 from probeval.labels.audit import LabelAudit
@@ -47,6 +48,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "KDE",
     "LabelAudit",
+    "LabellingPlan",
     "LabelFreeEstimate",
     "LabelFreeEstimator",
     "Comparison",
@@ -80,6 +82,7 @@ __all__ = [
     "metric_info",
     "metric_interval",
     "metric_summary",
+    "labelling_plan",
     "no_worse_rope",
     "plan_sample_size",
     "vs_random",

@@ -26,6 +26,7 @@ __all__ = [
     "beta_sf",
     "binary_metric_draws",
     "binary_metric_names",
+    "binary_metric_rows",
     "binary_metric_values",
     "csv_columns",
     "csv_header",
@@ -72,6 +73,12 @@ def binary_metric_values(
     beta: float = 1.0,
     zero_division: float = 0.0,
 ) -> list[float]: ...
+def binary_metric_rows(
+    cells: npt.NDArray[np.float64],
+    metrics: list[str],
+    beta: float = 1.0,
+    zero_division: float = 0.0,
+) -> npt.NDArray[np.float64]: ...
 def binary_metric_draws(
     alpha: tuple[float, float, float, float],
     metrics: list[str],

@@ -33,6 +33,32 @@ pub(super) fn binary_metric_values(
     run(py, || Ok(metrics::evaluate(&c, &parsed, zero_division)))
 }
 
+/// Point values of binary metrics on many (tp, fp, tn, fn) rows: an (n, 4) array in, an
+/// (metrics, n) array out.
+#[pyfunction]
+#[pyo3(signature = (cells, metrics, beta = 1.0, zero_division = 0.0))]
+pub(super) fn binary_metric_rows<'py>(
+    py: Python<'py>,
+    cells: PyReadonlyArray2<'py, f64>,
+    metrics: Vec<String>,
+    beta: f64,
+    zero_division: f64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let parsed = metrics::parse_metrics(&metrics, beta)?;
+    if cells.shape()[1] != 4 {
+        return Err(PyValueError::new_err(format!(
+            "cells must have shape (n, 4), got {:?}",
+            cells.shape()
+        )));
+    }
+    let n = cells.shape()[0];
+    let values = flat(&cells);
+    let out = run(py, || {
+        metrics::evaluate_rows(&values, &parsed, zero_division)
+    })?;
+    shaped(py, out, [parsed.len(), n])
+}
+
 /// Metric draws from p ~ Dirichlet(alpha), alpha = (tp, fp, tn, fn) + prior; shape (metrics, n).
 #[pyfunction]
 #[pyo3(signature = (alpha, metrics, n_samples, seed, beta = 1.0, zero_division = 0.0))]

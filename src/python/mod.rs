@@ -43,9 +43,9 @@ mod _core {
     };
     #[pymodule_export]
     use super::labels::{
-        audited_metric_draws, binary_metric_draws, binary_metric_names, binary_metric_values,
-        multiclass_metric_draws, multiclass_metric_values, paired_metric_draws, segment_counts,
-        segment_draws, segment_summaries,
+        audited_metric_draws, binary_metric_draws, binary_metric_names, binary_metric_rows,
+        binary_metric_values, multiclass_metric_draws, multiclass_metric_values,
+        paired_metric_draws, segment_counts, segment_draws, segment_summaries,
     };
     #[pymodule_export]
     use super::scores::{

@@ -14,15 +14,20 @@ from probeval._util.frames import is_frame, resolve
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
+    as_count,
     as_labels,
     as_name_list,
+    as_probabilities,
     as_weights,
     check_beta,
     check_ci,
+    check_memory,
     check_n_samples,
+    check_same_length,
     check_some_weight,
     check_threshold,
     check_zero_division,
+    describe,
 )
 from probeval.base.metrics import (
     DEFAULT_BINARY,
@@ -45,6 +50,7 @@ from probeval.labels.scores import (
     check_score_prior,
     multiclass_score_posteriors,
 )
+from probeval.labels.stratified import stratified_posteriors
 
 #: Stream key of the score metrics' draws (the confusion metrics use the seed's others).
 _SCORE_STREAM = 1 << 41
@@ -244,6 +250,8 @@ def evaluate(
     max_bins: int | None = DEFAULT_MAX_BINS,
     score_prior: float = 0.0,
     audit: Any = None,
+    strata: Any = None,
+    stratum_sizes: Any = None,
 ) -> Evaluation:
     """Posterior distributions of a classifier's performance metrics.
 
@@ -306,6 +314,18 @@ def evaluate(
         Counts of audited mislabelled TPs/FPs (and TNs/FNs): every draw corrects the counts
         for them (see :class:`probeval.LabelAudit`). Binary confusion-matrix metrics only;
         the score metrics are then left out of the defaults.
+    strata : array-like or column name, optional
+        The stratum of each row of a stratified sample (rows labelled at different rates in
+        different strata, as :func:`probeval.labelling_plan` chooses them). The posterior is
+        then that of the whole population: each stratum's cell shares get their own Dirichlet
+        posterior and are weighted by the stratum's size (see :mod:`probeval.labels.stratified`),
+        so the sample is neither biased towards the strata sampled most nor as narrow as if
+        every row had been labelled. Binary confusion-matrix metrics only. ``sample_weight``
+        then holds the design weights (a stratum's size over its rows in the sample), which
+        give the sizes unless ``stratum_sizes`` does.
+    stratum_sizes : mapping of stratum to size, optional
+        The number of rows of each stratum in the population (strata without a labelled row
+        may be listed too). Default: the sum of the design weights of each stratum's rows.
 
     Returns
     -------
@@ -320,6 +340,8 @@ def evaluate(
         )
         y_true, y_pred = columns["y_true"], columns["y_pred"]
         y_score, sample_weight = columns["y_score"], columns["sample_weight"]
+        if strata is not None:
+            strata = resolve(data, strata=strata)["strata"]
     elif data is not None and y_true is not None:
         raise TypeError("pass the true labels once: positionally or as y_true=..., not both")
     elif data is not None:
@@ -394,6 +416,26 @@ def evaluate(
         raise TypeError("evaluate needs y_pred or y_score (or a ConfusionMatrix as y_true)")
 
     checked_audit = check_audit(audit)
+    if strata is not None:
+        return _stratified(
+            confusion,
+            y_true,
+            y_pred,
+            y_score,
+            strata,
+            stratum_sizes,
+            sample_weight=sample_weight,
+            threshold=threshold,
+            metrics=metrics,
+            prior=prior,
+            n_samples=n_samples,
+            rng=rng,
+            beta=beta,
+            zero_division=zero_division,
+            audit=checked_audit,
+        )
+    if stratum_sizes is not None:
+        raise TypeError("stratum_sizes goes with strata=...: give the stratum of each row")
     with_scores = y_score is not None
     specs, score_specs = _resolve_metrics(
         metrics, confusion, with_scores=with_scores, defaults_with_scores=checked_audit is None
@@ -472,3 +514,113 @@ def evaluate(
         scores=summary,
         score_setting=setting if score_specs else None,
     )
+
+
+def _stratified(
+    confusion: ConfusionMatrix,
+    y_true: Any,
+    y_pred: Any,
+    y_score: Any,
+    strata: Any,
+    stratum_sizes: Any,
+    *,
+    sample_weight: Any,
+    threshold: float,
+    metrics: Any,
+    prior: Any,
+    n_samples: int,
+    rng: Any,
+    beta: float,
+    zero_division: Any,
+    audit: Any,
+    target: str = "population",
+    stratum_predictions: Mapping[Any, int] | None = None,
+    stratum_prior: Mapping[Any, np.ndarray] | None = None,
+) -> Evaluation:
+    """``evaluate(..., strata=...)``: the population's posteriors from a stratified sample."""
+    if isinstance(y_true, ConfusionMatrix) or not confusion.is_binary:
+        raise ValueError(
+            "strata= takes the rows of a binary classifier's stratified sample (labels and "
+            "predictions or scores), not a ConfusionMatrix or multiclass data"
+        )
+    if audit is not None:
+        raise ValueError("strata= and audit= cannot be combined")
+    specs, score_specs = _resolve_metrics(
+        metrics, confusion, with_scores=y_score is not None, defaults_with_scores=False
+    )
+    if score_specs or not specs:
+        raise ValueError(
+            "a stratified sample gives confusion-matrix metrics (precision, recall, f1, ...); "
+            "ROC AUC and average precision of a stratified sample are not available"
+        )
+    order = list(confusion.labels)
+    truth = encode(as_labels("y_true", y_true), order) == 1
+    if y_pred is not None:
+        predicted = encode(as_labels("y_pred", y_pred), order) == 1
+    else:
+        predicted = as_probabilities("y_score", y_score) > check_threshold(threshold)
+    keys = as_labels("strata", strata, role="stratum")
+    check_same_length(y_true=truth, strata=keys)
+    known: list[Any] = []
+    if stratum_sizes is not None:
+        if not isinstance(stratum_sizes, Mapping):
+            raise TypeError(
+                f"stratum_sizes must be a mapping of stratum to size, got {describe(stratum_sizes)}"
+            )
+        known = list(stratum_sizes)
+    names = sorted(set(known) | set(observed_classes(keys)), key=repr)
+    codes = encode(keys, names)
+    if stratum_sizes is not None:
+        sizes = np.array(
+            [
+                as_count(f"stratum_sizes[{k!r}]", stratum_sizes.get(k))
+                if k in stratum_sizes
+                else np.nan
+                for k in names
+            ]
+        )
+        missing = [k for k, v in zip(names, sizes, strict=True) if np.isnan(v)]
+        if missing:
+            raise ValueError(f"stratum_sizes has no size for the strata {missing[:5]!r}")
+    elif sample_weight is None:
+        raise TypeError(
+            "strata= needs the design weights (sample_weight=...) or stratum_sizes=... to know "
+            "how large each stratum is"
+        )
+    else:
+        weights = as_weights("sample_weight", sample_weight, len(keys))
+        sizes = np.bincount(codes, weights=weights, minlength=len(names))
+    if not np.any(sizes > 0):
+        raise ValueError("the strata have no size: every design weight is zero")
+    hints = None
+    if stratum_predictions is not None:
+        hints = np.array([stratum_predictions.get(k, -1) for k in names])
+    resolved_prior = resolve_prior(prior, 2)
+    cell_prior: Prior | np.ndarray = resolved_prior
+    if stratum_prior is not None:
+        cell_prior = np.array([stratum_prior[k] for k in names], dtype=np.float64)
+    n = check_n_samples(n_samples)
+    bz = (check_beta(beta), check_zero_division(zero_division))
+    check_memory(
+        n * len(names) * 8,
+        request=f"n_samples={n:,} for {len(names):,} strata",
+        alternative="ask for fewer n_samples, or merge strata",
+    )
+    posteriors, cells = stratified_posteriors(
+        truth,
+        predicted,
+        codes,
+        sizes,
+        specs,
+        prior=cell_prior,
+        n_samples=n,
+        seed=seed_from(rng),
+        target=target,
+        stratum_predictions=hints,
+        beta=bz[0],
+        zero_division=bz[1],
+    )
+    # The confusion matrix the population is estimated to have (the design-weighted counts).
+    tp, fp, tn, fn = cells
+    estimated = ConfusionMatrix._from_matrix(np.array([[tn, fp], [fn, tp]]), order, weighted=True)
+    return Evaluation(estimated, posteriors, prior=resolved_prior, n_samples=n, joint=True)
