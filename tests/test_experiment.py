@@ -259,3 +259,53 @@ def test_bad_batches_are_not_kept(estimator: pe.LabelFreeEstimator) -> None:
     assert free.n == 0
     with pytest.raises(ValueError, match="format"):
         pe.Experiment.from_dict({"format": "x"})
+
+
+def _plan_population() -> tuple[np.ndarray, np.ndarray, pe.LabellingPlan]:
+    rng = np.random.default_rng(12)
+    scores = rng.beta(0.4, 8, 20_000)
+    truth = (rng.random(20_000) < scores).astype(int)
+    plan = pe.labelling_plan(scores, 240, metric="precision", threshold=0.25, rng=3)
+    return scores, truth, plan
+
+
+@pytest.mark.parametrize("target", ["realized", "population"])
+def test_design_batches_equal_the_plans_pooled_evaluation(target: str) -> None:
+    _, truth, plan = _plan_population()
+    exp = pe.Experiment(design=plan, rope=(0.05, 1.0), target=target, seed=8, n_samples=3_000)
+    order = np.random.default_rng(1).permutation(plan.rows)
+    for batch in np.array_split(order, 4):
+        exp.update(truth[batch], rows=batch)
+    assert exp.n == plan.budget
+    pooled = plan.evaluate(truth[plan.rows], target=target, rng=8, n_samples=3_000)["precision"]
+    np.testing.assert_allclose(exp.posterior("precision").samples, pooled.samples, atol=1e-12)
+    again = pe.Experiment.from_json(exp.to_json())
+    np.testing.assert_array_equal(
+        again.posterior("precision").samples, exp.posterior("precision").samples
+    )
+    assert again.status == exp.status
+
+
+def test_design_partial_labels_and_bad_batches() -> None:
+    scores, truth, plan = _plan_population()
+    exp = pe.Experiment(design=plan, rope=(0.05, 1.0), seed=8, n_samples=500)
+    first = plan.rows[:100]
+    exp.update(truth[first], rows=first)
+    labels = np.full(plan.budget, None, dtype=object)
+    labels[:100] = truth[first]
+    expected = plan.evaluate(labels, target="population", rng=8, n_samples=500)["precision"]
+    np.testing.assert_array_equal(exp.posterior("precision").samples, expected.samples)
+    with pytest.raises(ValueError, match="already labelled"):
+        exp.update(truth[first[:3]], rows=first[:3])
+    outside = np.setdiff1d(np.arange(scores.size), plan.rows)[:2]
+    with pytest.raises(ValueError, match="not in the plan"):
+        exp.update(truth[outside], rows=outside)
+    with pytest.raises(TypeError, match="experiment takes labels and their rows"):
+        exp.update(truth[first], truth[first])
+    with pytest.raises(TypeError, match="rows must be integer"):
+        exp.update([1, 0], rows=[0.5, 1.5])
+    with pytest.raises(TypeError, match="rows= goes with a design"):
+        pe.Experiment(["accuracy"], rope=(0.5, 1.0)).update([1, 0], [1, 0], rows=[0, 1])
+    with pytest.raises(TypeError, match="LabellingPlan"):
+        pe.Experiment(design="plan", rope=(0.5, 1.0))
+    assert exp.n == 100

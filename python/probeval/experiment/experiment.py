@@ -40,6 +40,7 @@ from probeval._util.validation import (
     check_positive,
     check_positive_int,
     check_rope,
+    check_same_length,
     check_threshold,
     check_zero_division,
     describe,
@@ -49,6 +50,7 @@ from probeval.base.metrics import canonical_name, is_multiclass_name, is_score_m
 from probeval.base.posterior import Posterior
 from probeval.base.priors import Prior
 from probeval.compare.decisions import Decision, decide, no_worse_rope
+from probeval.experiment.labelling import LabellingPlan
 from probeval.labelfree.estimator import LabelFreeEstimator
 from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.evaluation import Evaluation, evaluate
@@ -313,6 +315,7 @@ class Experiment:
         planned_n: int | None = None,
         assurance: float = 0.8,
         estimator: LabelFreeEstimator | None = None,
+        design: LabellingPlan | None = None,
         target: str = "population",
         ci: float = 0.95,
         prior: Any = None,
@@ -333,6 +336,17 @@ class Experiment:
                 raise ValueError("estimator must be fitted: call estimator.fit(...) first")
         if target not in TARGETS:
             raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+        if design is not None:
+            if not isinstance(design, LabellingPlan):
+                raise TypeError(
+                    f"design must be a LabellingPlan (pe.labelling_plan), got {describe(design)}"
+                )
+            if estimator is not None:
+                raise TypeError("give an estimator or a design (labelling plan), not both")
+            threshold = design.threshold
+            if metrics is None:
+                metrics = [design.metric]
+        self.design = design
         self.ci = check_ci(ci)
         self.n_samples = check_n_samples(n_samples)
         self.seed = seed_from(seed) if seed is None else _check_seed(seed)
@@ -392,6 +406,10 @@ class Experiment:
         self._confusion: ConfusionMatrix | None = None
         self._rows: dict[str, list[Any]] = {"y_true": [], "y_pred": [], "y_score": []}
         self._weights: list[np.ndarray | None] = []
+        # A design's labels, by position in the plan (None until reviewed).
+        self._design_labels: np.ndarray | None = (
+            None if design is None else np.full(design.rows.shape[0], None, dtype=object)
+        )
         self._n = 0
         self._n_labelled = 0
         self._latest: dict[str, MetricStatus] = {}
@@ -455,7 +473,11 @@ class Experiment:
     def needs_rows(self) -> bool:
         """Whether the experiment keeps the rows (ranking metrics or an estimator need them);
         otherwise its state is the pooled confusion matrix, whatever the number of rows."""
-        return self.estimator is not None or any(is_score_metric(m) for m in self.metrics)
+        return (
+            self.estimator is not None
+            or self.design is not None
+            or any(is_score_metric(m) for m in self.metrics)
+        )
 
     def update(
         self,
@@ -464,6 +486,7 @@ class Experiment:
         y_score: Any = None,
         *,
         sample_weight: Any = None,
+        rows: Any = None,
     ) -> dict[str, MetricStatus]:
         """Add a batch and return every metric's status on all the data so far.
 
@@ -480,11 +503,24 @@ class Experiment:
             ranking metrics and for an estimator.
         sample_weight : array-like, optional
             Row weights (labelled experiments only).
+        rows : array-like of int, optional
+            With a ``design`` (labelling plan): the rows the labels ``y_true`` are for, as
+            positions in the scores the plan was made from (values of ``design.rows``). The
+            predictions come from the plan; give neither ``y_pred`` nor ``y_score``.
 
         Returns
         -------
         dict of str to MetricStatus
         """
+        if self.design is not None:
+            if y_pred is not None or y_score is not None or sample_weight is not None:
+                raise TypeError(
+                    "a design's experiment takes labels and their rows: update(y_true, rows=...)"
+                )
+            self._add_reviewed(y_true, rows)
+            return self._step()
+        if rows is not None:
+            raise TypeError("rows= goes with a design (labelling plan): Experiment(design=plan)")
         if self.estimator is not None:
             self._add_unlabelled(y_true, y_pred, y_score, sample_weight)
         elif self.needs_rows:
@@ -574,6 +610,37 @@ class Experiment:
         self._n += len(scores)
         self._n_labelled += 0 if known is None else int((~missing_mask(known)).sum())
 
+    def _add_reviewed(self, y_true: Any, rows: Any) -> None:
+        assert self.design is not None
+        assert self._design_labels is not None
+        if y_true is None or rows is None:
+            raise TypeError(
+                "a design's batch needs labels and their rows: update(y_true, rows=...)"
+            )
+        labels = as_1d("y_true", y_true)
+        where = as_1d("rows", rows)
+        if where.dtype.kind not in "iu":
+            raise TypeError(f"rows must be integer row positions, got dtype {where.dtype}")
+        check_same_length(y_true=labels, rows=where)
+        position = {int(r): i for i, r in enumerate(self.design.rows.tolist())}
+        outside = [int(r) for r in where.tolist() if int(r) not in position]
+        if outside:
+            raise ValueError(f"rows holds rows that are not in the plan, e.g. {outside[:3]!r}")
+        index = np.array([position[int(r)] for r in where.tolist()], dtype=np.intp)
+        if len(set(index.tolist())) < index.size or any(
+            v is not None for v in self._design_labels[index].tolist()
+        ):
+            raise ValueError("rows holds a row that is already labelled (or the same row twice)")
+        if missing_mask(labels).any():
+            raise ValueError("y_true holds missing labels: update with the reviewed rows only")
+        trial = self._design_labels.copy()
+        trial[index] = labels.tolist()
+        # Checked as the posterior will use them, on the labels so far (a bad batch is not kept).
+        self.design.evaluate(trial, self.metrics, pos_label=self.pos_label, n_samples=1, rng=0)
+        self._design_labels = trial
+        self._n += labels.shape[0]
+        self._n_labelled += labels.shape[0]
+
     def _pooled_weights(self) -> np.ndarray | None:
         # Batches are either all weighted or all unweighted (update refuses a mix).
         parts = [w for w in self._weights if w is not None]
@@ -596,6 +663,20 @@ class Experiment:
         """Every metric's posterior on all the data so far (the pooled data's posterior)."""
         if self._n == 0:
             raise ValueError("the experiment has no data yet: call update(...) first")
+        if self.design is not None:
+            assert self._design_labels is not None
+            evaluation = self.design.evaluate(
+                self._design_labels,
+                self.metrics,
+                target=self.target,
+                prior="scores" if self.prior is None else self.prior,
+                n_samples=self.n_samples,
+                rng=self.seed,
+                beta=self.beta,
+                zero_division=self.zero_division,
+                pos_label=self.pos_label,
+            )
+            return {m: evaluation[m] for m in self.metrics}
         if self.estimator is not None:
             result = self.estimator.estimate(
                 self._pooled("y_score"),
@@ -715,7 +796,7 @@ class Experiment:
         """Plain JSON-friendly state: settings, pooled data and trajectory (see
         :meth:`from_dict`)."""
         rows: dict[str, Any] | None = None
-        if self.needs_rows and self._n:
+        if self.needs_rows and self._n and self.design is None:
             truth = self._pooled("y_true")
             pred = self._pooled("y_pred")
             scores = self._pooled("y_score")
@@ -744,6 +825,10 @@ class Experiment:
             "seed": self.seed,
             "target": self.target,
             "estimator": None if self.estimator is None else self.estimator.to_dict(),
+            "design": None if self.design is None else self.design.to_dict(),
+            "design_labels": None
+            if self._design_labels is None
+            else _plain_labels(self._design_labels),
             "n": self._n,
             "n_labelled": self._n_labelled,
             "confusion": None if self._confusion is None else self._confusion.to_dict(),
@@ -769,11 +854,13 @@ class Experiment:
             None if data["estimator"] is None else LabelFreeEstimator.from_dict(data["estimator"])
         )
         ropes = {m: tuple(r) for m, r in data["ropes"].items()}
+        design = None if data.get("design") is None else LabellingPlan.from_dict(data["design"])
         experiment = cls(
             data["metrics"],
             rope=ropes,
             precision={m: p for m, p in data["precision"].items() if p is not None} or None,
             estimator=estimator,
+            design=design,
             target=data["target"],
             ci=data["ci"],
             prior=_prior_from_dict(data["prior"]),
@@ -805,6 +892,8 @@ class Experiment:
             experiment._rows["y_pred"].append(None if pred is None else np.asarray(pred))
             weights = rows["sample_weight"]
             experiment._weights.append(None if weights is None else np.asarray(weights))
+        if design is not None:
+            experiment._design_labels = np.array(data["design_labels"], dtype=object)
         experiment._n = int(data["n"])
         experiment._n_labelled = int(data["n_labelled"])
         experiment._trajectory = list(data["trajectory"])

@@ -60,7 +60,9 @@ class LabellingPlan:
     threshold : float
         Scores above it are predicted positive.
     rows : ndarray of int
-        Positions (into the ``y_score`` the plan was made from) of the rows to label.
+        Positions (into the ``y_score`` the plan was made from) of the rows to label, in random
+        order: reviewers who label from the top keep, at every point, a random sample of each
+        stratum.
     strata : ndarray of int
         The stratum of each row in ``rows``.
     weights : ndarray of float
@@ -232,6 +234,33 @@ class LabellingPlan:
             "table": self.table().to_dict(),
         }
 
+    @classmethod
+    def from_dict(cls, data: Any) -> LabellingPlan:
+        """Rebuild a plan from :meth:`to_dict` output."""
+        if not isinstance(data, dict) or "table" not in data:
+            raise TypeError(f"from_dict needs a LabellingPlan.to_dict() dict, got {describe(data)}")
+        table = data["table"]
+        keys = [int(k) for k in table["stratum"]]
+
+        def column(name: str) -> list[Any]:
+            return list(table[name])
+
+        return cls(
+            metric=str(data["metric"]),
+            threshold=float(data["threshold"]),
+            rows=np.asarray(data["rows"], dtype=np.intp),
+            strata=np.asarray(data["strata"], dtype=np.intp),
+            weights=np.asarray(data["weights"], dtype=np.float64),
+            stratum_sizes=dict(zip(keys, map(int, column("size")), strict=True)),
+            allocation=dict(zip(keys, map(int, column("labels")), strict=True)),
+            stratum_predictions=dict(zip(keys, map(int, column("predicted")), strict=True)),
+            score_ranges={
+                k: (float(lo), float(hi))
+                for k, lo, hi in zip(keys, column("score_low"), column("score_high"), strict=True)
+            },
+            expected_rates=dict(zip(keys, map(float, column("expected_rate")), strict=True)),
+        )
+
     def __repr__(self) -> str:
         return repr(self.table())
 
@@ -377,9 +406,10 @@ def labelling_plan(
         if alloc[h]:
             members = np.flatnonzero(strata == h)
             chosen.append(np.sort(generator.choice(members, size=int(alloc[h]), replace=False)))
-    rows = np.concatenate(chosen) if chosen else np.zeros(0, dtype=np.intp)
-    if rows.size == 0:
+    if not chosen:
         raise ValueError(f"{spec.name} does not depend on any stratum of these scores")
+    # In random order: reviewers who work from the top keep a random sample of every stratum.
+    rows = generator.permutation(np.concatenate(chosen))
     row_strata = strata[rows]
     weights = sizes[row_strata] / alloc[row_strata]
     keys = range(n_strata)
