@@ -37,6 +37,11 @@ def figures() -> dict[str, object]:
         rng=0,
     )
     order = np.random.default_rng(0).permutation(y.size)
+    experiment = pe.Experiment(["f1"], reference=ev, seed=0)
+    weeks = np.array([np.datetime64(d, "W") for d in data["date"]])
+    for week in np.unique(weeks[~reference]):
+        rows = ~reference & (weeks == week)
+        experiment.update(y[rows], y_score=a[rows])
     return {
         "posterior": pe.plot.posterior(ev["f1"], rope=(0.55, 0.58)).figure,
         "posteriors": pe.plot.posteriors(
@@ -47,6 +52,7 @@ def figures() -> dict[str, object]:
         ).figure,
         "compare": pe.plot.compare(cmp).figure,
         "chunks": pe.plot.chunks(weekly, "roc_auc").figure,
+        "trajectory": pe.plot.trajectory(experiment, "f1").figure,
     }
 
 

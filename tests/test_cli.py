@@ -67,6 +67,124 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 # --------------------------------------------------------------------------- commands
 
 
+def test_experiment_over_a_batch_column_equals_the_python_experiment(
+    files: dict[str, Path],
+) -> None:
+    path = str(files["labelled"])
+    state = files["root"] / "state.json"
+    plot = files["root"] / "trajectory.png"
+    args = ("experiment", path, "--y-true", "label", "--y-score", "score_a", "--batch", "segment")
+    out = _run(
+        *args,
+        "--rope",
+        "0.6",
+        "1",
+        "--metrics",
+        "accuracy",
+        "f1",
+        "--precision",
+        "0.08",
+        "--state",
+        str(state),
+        "--plot",
+        str(plot),
+        "--seed",
+        "4",
+        "--format",
+        "json",
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]
+    rows = list(csv.DictReader(files["labelled"].open(encoding="utf-8")))
+    y = np.array([int(r["label"]) for r in rows])
+    score = np.array([float(r["score_a"]) for r in rows])
+    segment = np.array([r["segment"] for r in rows])
+    exp = pe.Experiment(["accuracy", "f1"], rope=(0.6, 1.0), precision=0.08, seed=4)
+    for key in dict.fromkeys(segment.tolist()):  # order of first appearance
+        exp.update(y[segment == key], y_score=score[segment == key])
+    assert result["status"] == exp.status
+    assert result["summary"]["hdi_low"] == pytest.approx(
+        exp.summary().to_dict()["hdi_low"], abs=1e-12
+    )
+    assert pe.Experiment.from_json(state).status == exp.status
+    assert plot.stat().st_size > 0
+    reference = _run(*args, "--reference", str(files["reference"]), "--metrics", "accuracy")
+    assert reference.returncode == 0, reference.stderr
+    assert "no worse than reference" in reference.stdout
+
+
+def test_plan_and_label_plan_close_the_loop(files: dict[str, Path]) -> None:
+    out = _run("plan", "--metric", "accuracy", "--width", "0.05", "--expected", "0.9")
+    assert out.returncode == 0, out.stderr
+    assert "605 labelled rows" in out.stdout
+    pilot = _run(
+        "plan",
+        "--metric",
+        "f1",
+        "--width",
+        "0.1",
+        "--pilot",
+        "40",
+        "5",
+        "50",
+        "5",
+        "--format",
+        "json",
+    )
+    assert pilot.returncode == 0, pilot.stderr
+    assert json.loads(pilot.stdout)["result"]["method"] == "simulated"
+    rows_file = files["root"] / "to_label.csv"
+    path = str(files["labelled"])
+    out = _run(
+        "label-plan",
+        path,
+        "--y-score",
+        "score_a",
+        "--budget",
+        "120",
+        "--out",
+        str(rows_file),
+        "--seed",
+        "2",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "labelling plan for precision" in out.stdout
+    chosen = list(csv.DictReader(rows_file.open(encoding="utf-8")))
+    assert len(chosen) == 120
+    labels = [r["label"] for r in csv.DictReader(files["labelled"].open(encoding="utf-8"))]
+    labelled = _write_csv(
+        files["root"] / "reviewed.csv",
+        {
+            "label": [labels[int(r["row"])] for r in chosen],
+            "score": [r["score"] for r in chosen],
+            "stratum": [r["stratum"] for r in chosen],
+            "weight": [r["weight"] for r in chosen],
+        },
+    )
+    out = _run(
+        "evaluate",
+        str(labelled),
+        "--y-true",
+        "label",
+        "--y-score",
+        "score",
+        "--strata",
+        "stratum",
+        "--weights",
+        "weight",
+        "--metrics",
+        "precision",
+        "--format",
+        "json",
+    )
+    assert out.returncode == 0, out.stderr
+    precision = json.loads(out.stdout)["result"]["metrics"]["precision"]
+    scores = np.array([float(r["score_a"]) for r in csv.DictReader(files["labelled"].open())])
+    truth = np.array([int(v) for v in labels])
+    realized = truth[scores > 0.5].mean()
+    assert precision["hdi_low"] <= realized <= precision["hdi_high"]
+
+
 def test_evaluate_table_json_csv_and_plot(files: dict[str, Path]) -> None:
     path = str(files["labelled"])
     out = _run("evaluate", path, "--y-true", "label", "--y-score", "score_a", "--seed", "1")
@@ -445,6 +563,42 @@ def _bad_files(root: Path) -> dict[str, Path]:
             "holds only the class 0",
         ),
         (("ensemble", "{range}", "--proba-cols", "score"), "at least 2"),
+        (
+            (
+                "experiment",
+                "{zeros}",
+                "--y-true",
+                "label",
+                "--y-score",
+                "score",
+                "--batch",
+                "x",
+                "--rope",
+                "0",
+                "1",
+            ),
+            "--batch 'x': no such column",
+        ),
+        (
+            (
+                "experiment",
+                "{zeros}",
+                "--y-true",
+                "label",
+                "--y-score",
+                "score",
+                "--batch",
+                "label",
+            ),
+            "say what to test",
+        ),
+        (("plan", "--metric", "accuracy", "--width", "0.05"), "--expected V"),
+        (("plan", "--metric", "accuracy", "--width", "-1", "--expected", "0.9"), "width"),
+        (("label-plan", "{zeros}", "--y-score", "score", "--budget", "0"), "budget"),
+        (
+            ("evaluate", "{zeros}", "--y-true", "label", "--y-score", "score", "--strata", "label"),
+            "needs both --strata COL and --weights COL",
+        ),
         (("demo", "--seed", "abc"), "invalid int value"),
         (("frobnicate",), "invalid choice"),
     ],

@@ -76,8 +76,9 @@ def test_plan_needs_fewer_labels_than_uniform_sampling_for_precision() -> None:
 
 
 def test_stratified_posterior_matches_brute_force() -> None:
-    """Each stratum's positive rate ~ Beta(pos + 1, neg + 1); the population's precision is
-    sum_h N_h theta_h / sum_h N_h over predicted-positive strata: drawn here in numpy."""
+    """With prior=1, each stratum's positive rate ~ Beta(pos + 1, neg + 1); the population's
+    precision is sum_h N_h theta_h / sum_h N_h over predicted-positive strata: drawn here in
+    numpy."""
     truth = np.array([1] * 30 + [0] * 10 + [1] * 5 + [0] * 15)
     predicted = np.ones(60, dtype=bool)
     strata = np.array(["hi"] * 40 + ["lo"] * 20)
@@ -88,6 +89,7 @@ def test_stratified_posterior_matches_brute_force() -> None:
         metrics="precision",
         strata=strata,
         stratum_sizes=sizes,
+        prior=1.0,
         rng=3,
         n_samples=200_000,
     )
@@ -189,3 +191,18 @@ def test_labelling_plan_bad_input() -> None:
         )
     with pytest.raises(ValueError, match="multiclass"):
         pe.evaluate([1, 0, 2], [1, 1, 2], strata=[0, 0, 0], sample_weight=[1, 1, 1])
+
+
+def test_default_prior_is_centred_not_uniform() -> None:
+    """Many strata, few labels each, rates near 0.9: the default prior leaves the posterior
+    median near the design-weighted estimate; a uniform prior per stratum drags it to 1/2."""
+    rng = np.random.default_rng(6)
+    strata = np.repeat(np.arange(20), 10)
+    truth = rng.random(200) < 0.9
+    predicted = np.ones(200, dtype=bool)
+    sizes = dict.fromkeys(range(20), 500)
+    default = pe.evaluate(truth, predicted, strata=strata, stratum_sizes=sizes, rng=0)
+    uniform = pe.evaluate(truth, predicted, strata=strata, stratum_sizes=sizes, prior=1, rng=0)
+    observed = default["precision"].observed
+    assert abs(default["precision"].median() - observed) < 0.25 * default["precision"].std()
+    assert observed - uniform["precision"].median() > default["precision"].std()

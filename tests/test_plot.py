@@ -35,6 +35,13 @@ def _save(figure: Figure, path: Path) -> Path:
     return path
 
 
+def _experiment() -> pe.Experiment:
+    exp = pe.Experiment(["accuracy", "f1"], rope=(0.6, 1.0), precision=0.05, seed=0)
+    for rows in np.array_split(np.arange(3000), 6):
+        exp.update(Y[rows], y_score=SCORE[rows])
+    return exp
+
+
 def test_every_plot_renders(tmp_path: Path) -> None:
     ev = pe.evaluate(Y, y_score=SCORE, rng=0)
     cmp = pe.compare_paired(Y, SCORE > 0.5, PRED_B, metric="f1", rope=0.01, rng=0)
@@ -50,6 +57,7 @@ def test_every_plot_renders(tmp_path: Path) -> None:
         ).figure,
         "compare": pe.plot.compare(cmp).figure,
         "chunks": pe.plot.chunks(result, "roc_auc").figure,
+        "trajectory": pe.plot.trajectory(_experiment(), "f1").figure,
     }
     for name, figure in drawn.items():
         _check_png(_save(figure, tmp_path / f"{name}.png"))
@@ -76,6 +84,12 @@ def test_wrong_inputs_are_rejected() -> None:
         pe.plot.updates(Y[:5], Y[:5], steps=(10,))
     with pytest.raises(ValueError, match="only Posteriors"):
         pe.plot.posteriors({"a": 1})
+    with pytest.raises(TypeError, match="needs an Experiment"):
+        pe.plot.trajectory("x")
+    with pytest.raises(ValueError, match="no batch yet"):
+        pe.plot.trajectory(pe.Experiment(["f1"], rope=(0.5, 1.0)))
+    with pytest.raises(ValueError, match="metric must be one of"):
+        pe.plot.trajectory(_experiment(), "mcc")
     with pytest.raises(ValueError, match="ncols"):
         pe.plot.posteriors([pe.Posterior.from_beta(2, 3)], ncols=0)
 

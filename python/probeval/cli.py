@@ -1,6 +1,7 @@
 """The ``probeval`` command line (also ``python -m probeval``).
 
-Subcommands: ``evaluate``, ``compare``, ``estimate``, ``ensemble`` and ``demo``. Input files are
+Subcommands: ``evaluate``, ``compare``, ``estimate``, ``ensemble``, ``experiment``, ``plan``,
+``label-plan`` and ``demo``. Input files are
 CSV (read by the Rust core, only the columns a command uses) or Parquet (with pyarrow). Output
 is a table for humans (``--format table``, the default), or ``json`` (schema below) or ``csv``
 for machines.
@@ -13,8 +14,10 @@ JSON schema (stable; new keys may be added, existing ones keep their meaning)::
 
 ``result`` is ``Evaluation.to_dict()`` for evaluate, ``Comparison.to_dict()`` plus
 ``"decision"`` for compare, ``LabelFreeEstimate.to_dict()`` for estimate,
-``EnsembleReport.to_dict()`` for ensemble, and ``{"evaluation", "comparison", "estimate"}``
-for demo. Bad input exits with status 2 and one line on stderr, never a traceback.
+``EnsembleReport.to_dict()`` for ensemble, ``{"status", "done", "summary", "trajectory"}`` for
+experiment, ``SamplePlan.to_dict()`` for plan, ``LabellingPlan.to_dict()`` for label-plan, and
+``{"evaluation", "comparison", "estimate"}`` for demo. Bad input exits with status 2 and one
+line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -241,13 +244,21 @@ def _evaluate(args: argparse.Namespace) -> Output:
     progress = Progress(3)
     if args.y_pred is None and args.y_score is None:
         raise UsageError("give --y-pred COL, --y-score COL or both")
+    if (args.strata is None) != (args.weights is None):
+        raise UsageError("a stratified sample needs both --strata COL and --weights COL")
     columns = _read(
         TableFile(args.file),
-        {"--y-true": args.y_true, "--y-pred": args.y_pred, "--y-score": args.y_score},
-        numbers=["--y-score"],
+        {
+            "--y-true": args.y_true,
+            "--y-pred": args.y_pred,
+            "--y-score": args.y_score,
+            "--strata": args.strata,
+            "--weights": args.weights,
+        },
+        numbers=["--y-score", "--weights"],
     )
     progress.step("read")
-    truth, pred, score = columns.values()
+    truth, pred, score, strata, weights = columns.values()
     ev = evaluate(
         truth,
         pred,
@@ -257,6 +268,8 @@ def _evaluate(args: argparse.Namespace) -> Output:
         n_samples=args.samples,
         rng=args.seed,
         pos_label=_pos_label(args.pos_label, truth),
+        strata=strata,
+        sample_weight=weights,
     )
     progress.step("posteriors")
     summary = ev.summary(ci=args.ci)
@@ -274,6 +287,8 @@ def _evaluate(args: argparse.Namespace) -> Output:
         y_pred=args.y_pred,
         y_score=args.y_score,
         threshold=args.threshold,
+        strata=args.strata,
+        weights=args.weights,
     )
     return Output(
         "evaluate", settings, ev.to_dict(ci=args.ci), [summary], [f"\n{ev.confusion}"], plot
@@ -646,6 +661,204 @@ def _demo(args: argparse.Namespace) -> Output:
     )
 
 
+def _experiment(args: argparse.Namespace) -> Output:
+    from probeval.experiment.experiment import Experiment
+    from probeval.labels.evaluation import evaluate
+
+    if (args.y_pred is None) == (args.y_score is None):
+        raise UsageError("give --y-pred COL or --y-score COL")
+    if args.rope is None and args.reference is None:
+        raise UsageError(
+            "say what to test: --rope LO HI (within range) or --reference FILE (no worse than "
+            "the reference, a labelled file with the same columns)"
+        )
+    options = {
+        "--y-true": args.y_true,
+        "--y-pred": args.y_pred,
+        "--y-score": args.y_score,
+        "--batch": args.batch,
+    }
+    columns = _read(TableFile(args.file), options, numbers=["--y-score"])
+    truth, pred, score, batch = columns.values()
+    pos_label = _pos_label(args.pos_label, truth)
+    metrics = _metrics(args.metrics)
+    reference = None
+    if args.reference is not None:
+        ref = _read(
+            TableFile(args.reference),
+            {k: v for k, v in options.items() if k != "--batch"},
+            numbers=["--y-score"],
+        )
+        reference = evaluate(
+            ref["--y-true"],
+            ref["--y-pred"],
+            ref["--y-score"],
+            threshold=args.threshold,
+            metrics=metrics,
+            n_samples=args.samples,
+            rng=args.seed,
+            pos_label=pos_label,
+        )
+    experiment = Experiment(
+        metrics if metrics is not None else (list(reference) if reference is not None else None),
+        rope=None if args.rope is None else tuple(args.rope),
+        reference=reference,
+        precision=args.precision,
+        planned_n=args.planned_n,
+        ci=args.ci,
+        threshold=args.threshold,
+        pos_label=pos_label,
+        n_samples=args.samples,
+        seed=args.seed,
+    )
+    # Batches in the order they first appear in the file (a file in time order keeps it).
+    keys, first = np.unique(batch.astype(str), return_index=True)
+    order = keys[np.argsort(first)]
+    labels = batch.astype(str)
+    progress = Progress(len(order))
+    for key in order:
+        rows = labels == key
+        experiment.update(
+            truth[rows],
+            None if pred is None else pred[rows],
+            None if score is None else score[rows],
+        )
+        progress.step(f"batch {key}")
+    if args.state is not None:
+        try:
+            experiment.to_json(args.state)
+        except OSError as error:
+            raise UsageError(f"cannot write the state to {args.state}: {error}") from None
+    trajectory = experiment.trajectory()
+    trajectory.title = "trajectory (one line per batch and metric)"
+    summary = experiment.summary()
+
+    def plot(path: str) -> None:
+        from probeval.plot import trajectory as draw
+
+        _save(draw(experiment).figure, path)
+
+    settings = _settings(
+        args,
+        file=args.file,
+        batch=args.batch,
+        rope=args.rope,
+        reference=args.reference,
+        precision=args.precision,
+        batches=[str(k) for k in order],
+    )
+    result = {
+        "status": experiment.status,
+        "done": experiment.done,
+        "summary": summary.to_dict(),
+        "trajectory": trajectory.to_dict(),
+    }
+    notes = [] if args.state is None else [f"state written to {args.state}"]
+    return Output("experiment", settings, result, [summary, trajectory], notes, plot)
+
+
+def _plan(args: argparse.Namespace) -> Output:
+    from probeval.experiment.planning import plan_sample_size
+    from probeval.labels.confusion import ConfusionMatrix
+
+    if (args.expected is None) == (args.pilot is None):
+        raise UsageError(
+            "give the value you expect (--expected V) or a pilot's counts (--pilot TP FP TN FN)"
+        )
+    expected: Any = args.expected
+    if args.pilot is not None:
+        tp, fp, tn, fn = args.pilot
+        expected = ConfusionMatrix.from_counts(tp=tp, fp=fp, tn=tn, fn=fn)
+    plan = plan_sample_size(
+        args.metric,
+        args.width,
+        expected=expected,
+        assurance=args.assurance,
+        ci=args.ci,
+        n_max=args.n_max,
+        rng=args.seed,
+    )
+    curve = plan.curve()
+    curve.title = f"P(HDI width <= {args.width:g}) against the labelled rows"
+    answer = (
+        f"{plan.n:,} labelled {plan.unit} give a {args.ci:.0%} HDI of {args.metric} no wider "
+        f"than {args.width:g} with probability >= {args.assurance:g} ({plan.method})"
+        if plan.n is not None
+        else f"not reached within {args.n_max:,} rows"
+    )
+
+    def plot(path: str) -> None:
+        from probeval.plot import _new_axes
+
+        axes = _new_axes(None, (6.0, 3.2))
+        axes.plot(curve["n"], curve["probability"], "o-", ms=3)
+        axes.axhline(args.assurance, color="grey", ls="--", lw=1)
+        axes.set_xscale("log")
+        axes.set_xlabel("labelled rows")
+        axes.set_ylabel(f"P(width <= {args.width:g})")
+        axes.set_title(f"sample size for {args.metric}")
+        _save(axes.figure, path)
+
+    settings = _settings(
+        args,
+        metric=args.metric,
+        width=args.width,
+        expected=args.expected,
+        pilot=args.pilot,
+        assurance=args.assurance,
+        n_max=args.n_max,
+    )
+    return Output("plan", settings, plan.to_dict(), [curve], [f"\n{answer}"], plot)
+
+
+def _label_plan(args: argparse.Namespace) -> Output:
+    from probeval.experiment.labelling import labelling_plan
+
+    columns = _read(TableFile(args.file), {"--y-score": args.y_score}, numbers=["--y-score"])
+    scores = columns["--y-score"]
+    plan = labelling_plan(
+        scores,
+        args.budget,
+        metric=args.metric,
+        threshold=args.threshold,
+        n_bins=args.n_bins,
+        rng=args.seed,
+    )
+    rows = Table(
+        {
+            "row": plan.rows.tolist(),
+            "stratum": plan.strata.tolist(),
+            "weight": plan.weights.tolist(),
+            "score": scores[plan.rows].tolist(),
+        },
+        title="rows to label (0-based positions in the file, in random order)",
+    )
+    notes = []
+    if args.out is not None:
+        try:
+            with open(args.out, "w", encoding="utf-8") as handle:
+                handle.write(rows.to_csv())
+        except OSError as error:
+            raise UsageError(f"cannot write the rows to {args.out}: {error}") from None
+        notes.append(
+            f"\n{plan.budget:,} rows written to {args.out}; once labelled, evaluate them with "
+            f"'probeval evaluate FILE --y-true COL --y-score score --threshold {plan.threshold:g}"
+            " --strata stratum --weights weight'"
+        )
+    settings = _settings(
+        args,
+        file=args.file,
+        y_score=args.y_score,
+        budget=args.budget,
+        metric=args.metric,
+        threshold=args.threshold,
+        n_bins=args.n_bins,
+        out=args.out,
+    )
+    tables = [plan.table()] if args.out is not None else [plan.table(), rows]
+    return Output("label-plan", settings, plan.to_dict(), tables, notes)
+
+
 def _percent(ci: float) -> str:
     return f"{100 * ci:g}%"
 
@@ -757,6 +970,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics", nargs="+", metavar="M", help="metric names (space or comma separated)"
     )
     ev.add_argument("--pos-label", metavar="L", help="the positive class (default 1 / True)")
+    ev.add_argument(
+        "--strata",
+        metavar="COL",
+        help="a stratified sample's stratum column (as 'probeval label-plan' writes it): the "
+        "posterior is the whole population's",
+    )
+    ev.add_argument("--weights", metavar="COL", help="the stratified sample's design weights")
     _common(ev)
     ev.set_defaults(handler=_evaluate)
 
@@ -906,6 +1126,95 @@ def build_parser() -> argparse.ArgumentParser:
     ens.add_argument("--pos-label", metavar="L", help="the positive class (default 1 / True)")
     _common(ens)
     ens.set_defaults(handler=_ensemble)
+
+    exp = commands.add_parser(
+        "experiment",
+        help="an experiment over batches: accepted, rejected or ongoing after each",
+        description="Feed the file's batches (a batch column, in order of first appearance) "
+        "to an experiment: after each batch every metric's posterior, HDI and status "
+        "(accepted / rejected once the HDI is decisive and narrow enough, ongoing before).",
+    )
+    exp.add_argument("file", help="CSV or Parquet file")
+    exp.add_argument("--y-true", required=True, metavar="COL", help="column of true labels")
+    exp.add_argument("--y-pred", metavar="COL", help="column of predicted labels")
+    exp.add_argument("--y-score", metavar="COL", help="column of scores P(y=1)")
+    exp.add_argument("--batch", required=True, metavar="COL", help="column naming each row's batch")
+    exp.add_argument("--metrics", nargs="+", metavar="M", help="metric names")
+    exp.add_argument(
+        "--rope", type=float, nargs=2, metavar=("LO", "HI"), help="within range: the ROPE"
+    )
+    exp.add_argument(
+        "--reference",
+        metavar="FILE",
+        help="no worse than this labelled reference file (same columns): the ROPE runs from "
+        "the reference HDI's lower edge (upper, for lower-is-better metrics)",
+    )
+    exp.add_argument(
+        "--precision",
+        type=float,
+        metavar="W",
+        help="HDI width a final answer needs (default with --reference: by assurance)",
+    )
+    exp.add_argument(
+        "--planned-n", type=int, metavar="N", help="planned rows, for the default precision"
+    )
+    exp.add_argument(
+        "--threshold", type=float, default=0.5, metavar="T", help="score threshold (default 0.5)"
+    )
+    exp.add_argument("--pos-label", metavar="L", help="the positive class (default 1 / True)")
+    exp.add_argument(
+        "--state", metavar="OUT.json", help="write the experiment's state (JSON) to resume it"
+    )
+    _common(exp)
+    exp.set_defaults(handler=_experiment)
+
+    plan = commands.add_parser(
+        "plan",
+        help="how many labelled rows for a given HDI width?",
+        description="The smallest number of labelled rows whose HDI of the metric is no wider "
+        "than --width with probability --assurance (exact for proportions, simulated for F1, "
+        "MCC, ...).",
+    )
+    plan.add_argument("--metric", required=True, metavar="M", help="metric name")
+    plan.add_argument("--width", required=True, type=float, metavar="W", help="HDI width wanted")
+    plan.add_argument("--expected", type=float, metavar="V", help="the value you expect")
+    plan.add_argument(
+        "--pilot",
+        type=float,
+        nargs=4,
+        metavar=("TP", "FP", "TN", "FN"),
+        help="a pilot's confusion counts instead of --expected",
+    )
+    plan.add_argument(
+        "--assurance", type=float, default=0.8, metavar="P", help="probability (default 0.8)"
+    )
+    plan.add_argument(
+        "--n-max", type=int, default=10_000_000, metavar="N", help="largest n tried (default 1e7)"
+    )
+    _common(plan)
+    plan.set_defaults(handler=_plan)
+
+    lab = commands.add_parser(
+        "label-plan",
+        help="which rows to send to reviewers, for one metric",
+        description="Stratify the scores (bins on each side of the threshold) and allocate a "
+        "label budget to make one metric's posterior as narrow as possible (Neyman "
+        "allocation). The rows come with their stratum and design weight, for "
+        "'probeval evaluate --strata --weights' once labelled.",
+    )
+    lab.add_argument("file", help="CSV or Parquet file with the production scores")
+    lab.add_argument("--y-score", required=True, metavar="COL", help="column of scores P(y=1)")
+    lab.add_argument("--budget", required=True, type=int, metavar="N", help="rows to label")
+    lab.add_argument("--metric", default="precision", metavar="M", help="(default precision)")
+    lab.add_argument(
+        "--threshold", type=float, default=0.5, metavar="T", help="decision threshold (default 0.5)"
+    )
+    lab.add_argument(
+        "--n-bins", type=int, default=10, metavar="B", help="strata per side (default 10)"
+    )
+    lab.add_argument("--out", metavar="ROWS.csv", help="write the rows to label to this file")
+    _common(lab)
+    lab.set_defaults(handler=_label_plan)
 
     demo = commands.add_parser(
         "demo",

@@ -9,7 +9,8 @@ global state and no GUI backend is touched), and returns the Axes (or, for grids
 - :func:`updates`: the posterior narrowing as data arrive (after n = 10, 100, 1,000, ... rows);
 - :func:`compare`: the difference of a :class:`Comparison`, its ROPE and probabilities;
 - :func:`chunks`: label-free estimates over chunks with HDI band, realized values, the
-  reference band and the chunks that fail "no worse than reference".
+  reference band and the chunks that fail "no worse than reference";
+- :func:`trajectory`: an :class:`Experiment`'s HDI narrowing against its ROPE, batch by batch.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from probeval.compare.comparisons import Comparison
+    from probeval.experiment.experiment import Experiment
     from probeval.labelfree.estimator import LabelFreeEstimate
 
-__all__ = ["chunks", "compare", "posterior", "posteriors", "updates"]
+__all__ = ["chunks", "compare", "posterior", "posteriors", "trajectory", "updates"]
 
 #: Colours: posterior, HDI, ROPE, realized values, alerts.
 BLUE, LIGHT_BLUE, GREY, ORANGE, RED = "#1f5fa6", "#a9c6e8", "#bdbdbd", "#e07b00", "#c62828"
@@ -282,4 +284,79 @@ def chunks(result: LabelFreeEstimate, metric: str, *, ax: Any = None) -> Axes:
     axes.set_xlabel("chunk")
     axes.set_title(f"{metric} without labels, per chunk")
     axes.legend(frameon=False, fontsize="small", ncols=2)
+    return axes
+
+
+def trajectory(experiment: Experiment, metric: str | None = None, *, ax: Any = None) -> Axes:
+    """An experiment's HDI narrowing against its ROPE: the HDI band and posterior mean after each
+    batch over the rows seen so far, the ROPE shaded, the batch at which the status became final
+    marked, and (when set) the precision the HDI has to reach noted in the title.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        An experiment with at least one batch.
+    metric : str, optional
+        One of the experiment's metrics (default: its first).
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from probeval.experiment.experiment import Experiment
+
+    if not isinstance(experiment, Experiment):
+        raise TypeError(f"trajectory needs an Experiment, got {describe(experiment)}")
+    name = experiment.metrics[0] if metric is None else metric
+    table = experiment.trajectory(name)
+    if len(table["n"]) == 0:
+        raise ValueError("the experiment has no batch yet: call update(...) first")
+    n = np.asarray(table["n"], dtype=float)
+    low = np.asarray(table["hdi_low"], dtype=float)
+    high = np.asarray(table["hdi_high"], dtype=float)
+    status = [str(s) for s in table["status"]]
+    rope = experiment.ropes[name]
+    axes = _new_axes(ax, (6.5, 3.4))
+    axes.axhspan(
+        rope[0], rope[1], color=GREY, alpha=0.35, lw=0, label=f"ROPE {rope[0]:.3g}-{rope[1]:.3g}"
+    )
+    axes.fill_between(
+        n,
+        low,
+        high,
+        color=LIGHT_BLUE,
+        alpha=0.7,
+        lw=0,
+        label=f"{experiment.ci:.0%} HDI",
+    )
+    axes.plot(n, table["mean"], "o-", color=BLUE, ms=4, lw=1.5, label="posterior mean")
+    final = [i for i, s in enumerate(status) if s != "ongoing"]
+    if final:
+        first = final[0]
+        color = RED if status[first] == "rejected" else BLUE
+        axes.axvline(
+            n[first],
+            color=color,
+            ls="--",
+            lw=1.2,
+            label=f"{status[first]} at n = {int(n[first]):,}",
+        )
+    # Zoom on the HDIs: a ROPE edge far from them (a "no worse" ROPE reaching 1) is not drawn
+    # to scale, but the one the HDIs approach is.
+    bottom, top = float(low.min()), float(high.max())
+    span = max(top - bottom, 1e-9)
+    for edge in rope:
+        if bottom - 0.5 * span <= edge <= top + 0.5 * span:
+            bottom, top = min(bottom, edge), max(top, edge)
+    pad = 0.08 * (top - bottom or 1e-3)
+    axes.set_ylim(bottom - pad, top + pad)
+    axes.set_xscale("log" if n[-1] / max(n[0], 1.0) > 20 else "linear")
+    axes.set_xlabel("rows so far")
+    axes.set_ylabel(name)
+    precision = experiment.precision.get(name)
+    wanted = "" if precision is None else f", HDI width wanted <= {precision:.3g}"
+    axes.set_title(f"{name}: {experiment.hypotheses[name]} ({status[-1]}{wanted})")
+    axes.legend(frameon=False, fontsize="small", loc="best")
     return axes

@@ -35,16 +35,10 @@ from probeval._util.validation import (
 from probeval.base.metrics import resolve_metric
 from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.evaluation import Evaluation, _stratified
-from probeval.labels.stratified import TARGETS
+from probeval.labels.stratified import TARGETS, centred_prior
 
 __all__ = ["LabellingPlan", "labelling_plan"]
 
-#: Rows' worth of evidence in the score-centred prior of a stratum's positive rate.
-PRIOR_ROWS = 0.5
-#: The rarer outcome's Beta shape in that prior, at least: a stratum of rate 1e-4 whose few
-#: labelled rows are all negative then keeps a rate of order 1e-4 (shape 0.2, mean s_h) instead
-#: of collapsing to 0 (shape 0.5 s_h) — which made recall's posterior too sure (89 % coverage).
-RARE_SHAPE = 0.2
 #: Step of the numerical derivative of the metric in a stratum's positive rate.
 _STEP = 1e-6
 
@@ -140,16 +134,16 @@ class LabellingPlan:
             rest predicted); ``"population"``: the rate the rows were drawn from.
         prior : "scores", float or str
             The prior of each stratum's positive rate. ``"scores"`` (default): a Beta prior
-            whose mean is the stratum's mean score ``s_h``, worth half a row of evidence
-            (``PRIOR_ROWS``), or more when the stratum is rare-sided, so that the rarer outcome's
-            shape is at least ``RARE_SHAPE`` = 0.2. A stratum with a handful of labels among
-            thousands of rows (the low-score bins of rare positives) would otherwise get the
-            uniform prior's positive rate of about 1/2, many times the truth; or, with a tiny
-            shape, a rate that collapses to 0 when its few labels are all negative. Where the
-            scores are not calibrated the stratum's own labels outweigh the prior (measured with
-            rates ``s ** 1.4``: the posterior median's bias is 0.05 posterior standard
-            deviations for precision, 0.11 for recall). A number or name: that many
-            pseudo-counts on every cell (1: a uniform prior on each rate).
+            whose mean is the stratum's mean score, worth half a row of evidence, or more when
+            the stratum is rare-sided, so that the rarer outcome's shape is at least 0.2
+            (:func:`probeval.labels.stratified.centred_prior`). A stratum with a handful of
+            labels among thousands of rows (the low-score bins of rare positives) would
+            otherwise get the uniform prior's positive rate of about 1/2, many times the truth;
+            or, with a tiny shape, a rate that collapses to 0 when its few labels are all
+            negative. Where the scores are not calibrated the stratum's own labels outweigh the
+            prior (measured with rates ``s ** 1.4``: the posterior median's bias is 0.05
+            posterior standard deviations for precision, 0.11 for recall). A number or name:
+            that many pseudo-counts on every cell (1: a uniform prior on each rate).
         n_samples, rng, beta, zero_division :
             As in :func:`probeval.evaluate`.
         pos_label : optional
@@ -210,18 +204,14 @@ class LabellingPlan:
 
     def _score_prior(self) -> dict[int, np.ndarray]:
         """Pseudo-counts (tp, fp, tn, fn) of each stratum centred on its mean score."""
-        prior = {}
-        for h, mean in self.expected_rates.items():
-            # As in the allocation, a stratum's scores of exactly 0 (or 1) do not make its rate
-            # certain: half a positive and half a negative more keep it off the edges.
-            size = self.stratum_sizes[h]
-            rate = (mean * size + 0.5) / (size + 1.0)
-            rare = min(rate, 1.0 - rate)
-            rows = max(PRIOR_ROWS, RARE_SHAPE / rare)
-            yes, no = rows * rate, rows * (1.0 - rate)
-            cells = [yes, no, 0.0, 0.0] if self.stratum_predictions[h] == 1 else [0.0, 0.0, no, yes]
-            prior[h] = np.array(cells)
-        return prior
+        keys = list(self.expected_rates)
+        size = np.array([self.stratum_sizes[h] for h in keys], dtype=float)
+        mean = np.array([self.expected_rates[h] for h in keys])
+        # As in the allocation, a stratum's scores of exactly 0 (or 1) do not make its rate
+        # certain: half a positive and half a negative more keep it off the edges.
+        rate = (mean * size + 0.5) / (size + 1.0)
+        positive = np.array([self.stratum_predictions[h] == 1 for h in keys])
+        return dict(zip(keys, centred_prior(rate, positive), strict=True))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form: the rows, strata, weights and the per-stratum table."""

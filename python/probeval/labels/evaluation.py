@@ -50,7 +50,7 @@ from probeval.labels.scores import (
     check_score_prior,
     multiclass_score_posteriors,
 )
-from probeval.labels.stratified import stratified_posteriors
+from probeval.labels.stratified import centred_prior, stratified_posteriors
 
 #: Stream key of the score metrics' draws (the confusion metrics use the seed's others).
 _SCORE_STREAM = 1 << 41
@@ -284,7 +284,12 @@ def evaluate(
         Pseudo-counts on the cells of one Dirichlet behind every metric (see
         :class:`~probeval.Prior`). A number c puts c on each class's diagonal cell and c spread
         over the rest of its row, so each class's recall and precision get a Beta(c, c) prior.
-        Default: 1 ("uniform") for binary data, 0.5 ("jeffreys") for K >= 3 classes.
+        Default: 1 ("uniform") for binary data, 0.5 ("jeffreys") for K >= 3 classes. With
+        ``strata``: pseudo-counts per cell of each stratum, and the default centres each
+        stratum's positive rate on its labelled rows' mean score (or the design-weighted rate
+        of its predicted class) with half a row's weight, because a uniform prior per stratum,
+        added up over many strata with few labels each, biases the population's metrics
+        towards 1/2.
     n_samples : int
         Posterior draws per sampled metric.
     rng : None, int, numpy Generator or SeedSequence
@@ -595,10 +600,13 @@ def _stratified(
     hints = None
     if stratum_predictions is not None:
         hints = np.array([stratum_predictions.get(k, -1) for k in names])
-    resolved_prior = resolve_prior(prior, 2)
+    resolved_prior = resolve_prior(0.5 if prior is None else prior, 2)
     cell_prior: Prior | np.ndarray = resolved_prior
     if stratum_prior is not None:
         cell_prior = np.array([stratum_prior[k] for k in names], dtype=np.float64)
+    elif prior is None:
+        scores = None if y_score is None else as_probabilities("y_score", y_score)
+        cell_prior = _centred_stratum_prior(truth, predicted, codes, sizes, scores)
     n = check_n_samples(n_samples)
     bz = (check_beta(beta), check_zero_division(zero_division))
     check_memory(
@@ -624,3 +632,38 @@ def _stratified(
     tp, fp, tn, fn = cells
     estimated = ConfusionMatrix._from_matrix(np.array([[tn, fp], [fn, tp]]), order, weighted=True)
     return Evaluation(estimated, posteriors, prior=resolved_prior, n_samples=n, joint=True)
+
+
+def _centred_stratum_prior(
+    truth: np.ndarray,
+    predicted: np.ndarray,
+    codes: np.ndarray,
+    sizes: np.ndarray,
+    scores: np.ndarray | None,
+) -> np.ndarray:
+    """The default prior of a stratified sample: each stratum's positive rate centred on a
+    guess (its labelled rows' mean score, or without scores the population's design-weighted
+    rate among rows of the same prediction) and worth about half a row
+    (:func:`~probeval.labels.stratified.centred_prior`); a stratum with both predictions among
+    its labelled rows gets 0.5 per cell (Jeffreys)."""
+    count = sizes.shape[0]
+    labelled = np.bincount(codes, minlength=count).astype(float)
+    positive_rows = np.bincount(codes, weights=predicted, minlength=count)
+    positive = positive_rows > 0
+    pure = (positive_rows == 0) | (positive_rows == labelled)
+    if scores is not None:
+        total = np.bincount(codes, weights=scores, minlength=count)
+        rate = (total + 0.5) / (labelled + 1.0)
+    else:
+        hits = np.bincount(codes, weights=truth, minlength=count)
+        share = np.divide(hits, labelled, out=np.zeros(count), where=labelled > 0)
+        rate = np.empty(count)
+        for side in (True, False):
+            chosen = pure & (positive == side) & (labelled > 0)
+            weight = sizes[chosen].sum()
+            raw = (sizes[chosen] * share[chosen]).sum() / weight if weight > 0 else 0.5
+            n_side = labelled[chosen].sum()
+            rate[positive == side] = (raw * n_side + 0.5) / (n_side + 1.0)
+    prior = centred_prior(rate, positive)
+    prior[~pure] = 0.5
+    return prior
