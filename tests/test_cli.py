@@ -133,6 +133,25 @@ def test_plan_and_label_plan_close_the_loop(files: dict[str, Path]) -> None:
     )
     assert pilot.returncode == 0, pilot.stderr
     assert json.loads(pilot.stdout)["result"]["method"] == "simulated"
+    free = _run(
+        "plan",
+        "--metric",
+        "accuracy",
+        "--width",
+        "0.001",
+        "--reference",
+        str(files["reference"]),
+        "--y-true",
+        "label",
+        "--y-score",
+        "score_a",
+        "--format",
+        "json",
+    )
+    assert free.returncode == 0, free.stderr
+    result = json.loads(free.stdout)["result"]
+    assert result["n"] is None
+    assert result["floor"] > 0.001
     rows_file = files["root"] / "to_label.csv"
     path = str(files["labelled"])
     out = _run(
@@ -593,6 +612,10 @@ def _bad_files(root: Path) -> dict[str, Path]:
             "say what to test",
         ),
         (("plan", "--metric", "accuracy", "--width", "0.05"), "--expected V"),
+        (
+            ("plan", "--metric", "accuracy", "--width", "0.05", "--reference", "{zeros}"),
+            "needs --y-true COL and --y-score COL",
+        ),
         (("plan", "--metric", "accuracy", "--width", "-1", "--expected", "0.9"), "width"),
         (("label-plan", "{zeros}", "--y-score", "score", "--budget", "0"), "budget"),
         (

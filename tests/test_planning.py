@@ -201,3 +201,64 @@ def test_plan_curve_and_units() -> None:
 def test_bad_input(call: object, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         call()  # type: ignore[operator]
+
+
+# ----------------------------------------------------------------------- without labels
+
+
+def _label_free_population(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.3
+    scores = np.clip(np.where(y, rng.beta(4, 2, n), rng.beta(2, 4, n)), 0, 1)
+    return y, scores
+
+
+@pytest.fixture(scope="module")
+def estimator() -> pe.LabelFreeEstimator:
+    y, scores = _label_free_population(20_000, 0)
+    return pe.LabelFreeEstimator(metrics=["accuracy", "f1"]).fit(y, scores)
+
+
+def test_label_free_plan_reaches_the_width_on_fresh_chunks(
+    estimator: pe.LabelFreeEstimator,
+) -> None:
+    width = 0.04
+    plan = pe.plan_sample_size("accuracy", width, expected=estimator, rng=1)
+    assert plan.method.startswith("label-free")
+    assert plan.floor is not None
+    assert plan.floor < width
+    assert plan.n is not None
+    _, fresh = _label_free_population(400 * plan.n, 9)  # production scores never seen
+
+    def share(n: int) -> float:
+        result = estimator.estimate(fresh[: 200 * n], chunk_size=n, n_samples=2_000, rng=3)
+        table = result.summary()
+        rows = np.asarray(table["metric"]) == "accuracy"
+        widths = np.asarray(table["hdi_high"])[rows] - np.asarray(table["hdi_low"])[rows]
+        return float(np.mean(widths <= width))
+
+    # 200 chunks: the binomial standard error of a share near 0.8 is 0.028.
+    assert share(plan.n) >= 0.8 - 3 * 0.028
+    assert share(max(1, int(0.5 * plan.n))) < 0.8
+
+
+def test_label_free_plan_says_never_below_the_floor(estimator: pe.LabelFreeEstimator) -> None:
+    plan = pe.plan_sample_size("accuracy", 0.005, expected=estimator, rng=1)
+    assert plan.n is None
+    assert plan.floor is not None
+    assert plan.floor > 0.005
+    assert "never" in repr(plan)
+    assert plan.to_dict()["floor"] == plan.floor
+    with pytest.raises(ValueError, match="one of the estimator's"):
+        pe.plan_sample_size("mcc", 0.05, expected=estimator)
+    with pytest.raises(TypeError, match="scores= goes with"):
+        pe.plan_sample_size("accuracy", 0.05, expected=0.9, scores=[0.1])
+
+
+def test_label_free_experiment_default_precision(estimator: pe.LabelFreeEstimator) -> None:
+    exp = pe.Experiment(["accuracy"], estimator=estimator, planned_n=2_000, seed=4)
+    expected = pe.assurance_precision(
+        "accuracy", 2_000, rope=exp.ropes["accuracy"], expected=estimator, rng=4
+    )
+    assert exp.precision["accuracy"] == pytest.approx(expected, abs=1e-12)
+    assert pe.Experiment(["accuracy"], estimator=estimator).precision["accuracy"] is None

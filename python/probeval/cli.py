@@ -761,14 +761,29 @@ def _plan(args: argparse.Namespace) -> Output:
     from probeval.experiment.planning import plan_sample_size
     from probeval.labels.confusion import ConfusionMatrix
 
-    if (args.expected is None) == (args.pilot is None):
+    given = [v is not None for v in (args.expected, args.pilot, args.reference)]
+    if sum(given) != 1:
         raise UsageError(
-            "give the value you expect (--expected V) or a pilot's counts (--pilot TP FP TN FN)"
+            "give one of: the value you expect (--expected V), a pilot's counts (--pilot TP FP "
+            "TN FN), or a labelled reference file for a label-free plan (--reference FILE)"
         )
     expected: Any = args.expected
     if args.pilot is not None:
         tp, fp, tn, fn = args.pilot
         expected = ConfusionMatrix.from_counts(tp=tp, fp=fp, tn=tn, fn=fn)
+    if args.reference is not None:
+        from probeval.labelfree.estimator import LabelFreeEstimator
+
+        if args.y_true is None or args.y_score is None:
+            raise UsageError("a label-free plan needs --y-true COL and --y-score COL")
+        ref = _read(
+            TableFile(args.reference),
+            {"--y-true": args.y_true, "--y-score": args.y_score},
+            numbers=["--y-score"],
+        )
+        expected = LabelFreeEstimator(metrics=[args.metric], threshold=args.threshold).fit(
+            ref["--y-true"], ref["--y-score"], pos_label=_pos_label(None, ref["--y-true"])
+        )
     plan = plan_sample_size(
         args.metric,
         args.width,
@@ -784,7 +799,7 @@ def _plan(args: argparse.Namespace) -> Output:
         f"{plan.n:,} labelled {plan.unit} give a {args.ci:.0%} HDI of {args.metric} no wider "
         f"than {args.width:g} with probability >= {args.assurance:g} ({plan.method})"
         if plan.n is not None
-        else f"not reached within {args.n_max:,} rows"
+        else repr(plan)
     )
 
     def plot(path: str) -> None:
@@ -805,6 +820,7 @@ def _plan(args: argparse.Namespace) -> Output:
         width=args.width,
         expected=args.expected,
         pilot=args.pilot,
+        reference=args.reference,
         assurance=args.assurance,
         n_max=args.n_max,
     )
@@ -1184,6 +1200,17 @@ def build_parser() -> argparse.ArgumentParser:
         nargs=4,
         metavar=("TP", "FP", "TN", "FN"),
         help="a pilot's confusion counts instead of --expected",
+    )
+    plan.add_argument(
+        "--reference",
+        metavar="FILE",
+        help="without labels: a labelled reference file to fit a label-free estimator on; n "
+        "then counts unlabelled rows per chunk (the answer may be 'never')",
+    )
+    plan.add_argument("--y-true", metavar="COL", help="label column of --reference")
+    plan.add_argument("--y-score", metavar="COL", help="score column of --reference")
+    plan.add_argument(
+        "--threshold", type=float, default=0.5, metavar="T", help="decision threshold (default 0.5)"
     )
     plan.add_argument(
         "--assurance", type=float, default=0.8, metavar="P", help="probability (default 0.8)"

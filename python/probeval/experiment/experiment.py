@@ -271,10 +271,12 @@ class Experiment:
         Required HDI width for a final answer. Default: by assurance
         (:func:`~probeval.assurance_precision`) at ``planned_n`` rows, for labelled experiments
         with a reference confusion matrix (so that ``assurance`` of the experiments planned
-        reach a final answer); otherwise no requirement (status follows the HDI alone).
+        reach a final answer); with an estimator and ``planned_n``, the width that chunks of
+        ``planned_n`` unlabelled rows like the reference's reach with probability
+        ``assurance``; otherwise no requirement (status follows the HDI alone).
     planned_n : int, optional
-        Labelled rows the experiment plans to see, for the default precision. Default: as many
-        as the reference has.
+        Rows the experiment plans to see, for the default precision. Default: as many as the
+        reference has (labelled experiments); none (an estimator's).
     assurance : float
         Share of planned experiments that should reach the default precision.
     estimator : LabelFreeEstimator, optional
@@ -435,14 +437,30 @@ class Experiment:
             design = reference
         elif isinstance(reference, Evaluation):
             design = reference.confusion
+        chunk_rows = None  # without labels, only a planned chunk size gives a default precision
         if planned_n is not None:
             planned_n = check_positive_int("planned_n", planned_n)
+            chunk_rows = planned_n
         elif design is not None:
             planned_n = max(1, round(design.total))
         for metric in self.metrics:
             value = given[metric]
             if value is not None:
                 resolved[metric] = check_positive(f"precision[{metric!r}]", value)
+            elif estimator is not None and chunk_rows is not None and metric in estimator.metrics:
+                from probeval.experiment.planning import assurance_precision
+
+                # Without labels: the width that chunks of planned_n rows like the reference's
+                # reach with probability `assurance`.
+                resolved[metric] = assurance_precision(
+                    metric,
+                    chunk_rows,
+                    rope=self.ropes[metric],
+                    expected=estimator,
+                    assurance=assurance,
+                    ci=self.ci,
+                    rng=self.seed,
+                )
             elif (
                 estimator is None
                 and design is not None

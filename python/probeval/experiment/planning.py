@@ -36,6 +36,7 @@ from probeval import _core
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
+    as_probabilities,
     check_beta,
     check_ci,
     check_open_unit,
@@ -48,6 +49,7 @@ from probeval._util.validation import (
 from probeval.base.metrics import MetricSpec, is_score_metric
 from probeval.base.posterior import Posterior
 from probeval.base.priors import Prior, resolve_prior
+from probeval.labelfree.estimator import LabelFreeEstimator
 from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.evaluation import Evaluation
 from probeval.labels.segments import SegmentCounts
@@ -397,6 +399,13 @@ def assurance_precision(
     interval = check_rope(rope)
     assurance = check_open_unit("assurance", assurance)
     ci = check_ci(ci)
+    if isinstance(expected, LabelFreeEstimator):
+        # Without labels the width hardly depends on where in the ROPE the metric lies (it is
+        # the calibration's and the chunk's uncertainty): the assurance quantile of the widths
+        # of chunks of n rows like the reference's.
+        sims = min(check_positive_int("n_sims", n_sims, maximum=MAX_SIMULATIONS), 200)
+        chunks = _LabelFreeWidths(expected, metric, None, "population", ci, seed_from(rng))
+        return float(np.quantile(chunks(n, sims), assurance, method="inverted_cdf"))
     law = _as_design(metric, expected, interval, prior)
     if isinstance(law, _BetaLaw):
         return _exact_width_quantile(n, assurance, law, ci)
@@ -427,6 +436,9 @@ class SamplePlan:
     #: Sample sizes and the probability that the HDI is at most ``width`` wide at each.
     curve_n: np.ndarray
     curve_probability: np.ndarray
+    #: Without labels: the HDI width a chunk of ever more rows tends to (the calibration's
+    #: uncertainty, which more unlabelled rows cannot remove); None with labels.
+    floor: float | None = None
 
     def curve(self) -> Table:
         """The probability of reaching the width at each evaluated sample size."""
@@ -446,9 +458,16 @@ class SamplePlan:
             "method": self.method,
             "curve_n": self.curve_n.tolist(),
             "curve_probability": self.curve_probability.tolist(),
+            "floor": self.floor,
         }
 
     def __repr__(self) -> str:
+        if self.n is None and self.floor is not None and self.width <= self.floor:
+            return (
+                f"SamplePlan({self.metric}: never — without labels the {self.ci:.0%} HDI does not "
+                f"get narrower than {self.floor:.4g}, the reference calibration's uncertainty; "
+                f"label rows, or fit on a larger reference)"
+            )
         if self.n is None:
             return (
                 f"SamplePlan({self.metric}: a {self.ci:.0%} HDI of width {self.width:g} is not "
@@ -474,9 +493,11 @@ def plan_sample_size(
     beta: float = 1.0,
     zero_division: Any = 0.0,
     rng: Any = None,
+    scores: Any = None,
+    target: str = "population",
 ) -> SamplePlan:
-    """How many labelled observations give an HDI at most ``width`` wide with probability
-    ``assurance``.
+    """How many observations give an HDI at most ``width`` wide with probability
+    ``assurance``: labelled rows, or unlabelled rows through a fitted label-free estimator.
 
     Parameters
     ----------
@@ -484,9 +505,13 @@ def plan_sample_size(
         A confusion-matrix metric.
     width : float
         The HDI width wanted.
-    expected : number, Posterior, ConfusionMatrix or Evaluation
+    expected : number, Posterior, ConfusionMatrix, Evaluation or LabelFreeEstimator
         The design (module docstring): the value you expect (``n`` counts the metric's trials),
         a pilot's posterior of the metric, or a pilot's confusion matrix (``n`` counts rows).
+        A fitted :class:`~probeval.LabelFreeEstimator`: ``n`` counts unlabelled rows per
+        chunk, simulated by drawing scores like the reference's (or ``scores``) and estimating;
+        the answer may be "never" (``n`` None with ``floor`` >= ``width``): the calibration
+        learnt from the reference is uncertain, and no number of unlabelled rows removes that.
     assurance : float
         The probability of reaching the width.
     ci : float
@@ -501,6 +526,11 @@ def plan_sample_size(
         As in :func:`~probeval.evaluate`.
     rng : None, int or Generator
         Randomness of the simulated path.
+    scores : array-like, optional
+        Without labels: production scores to draw the simulated chunks from (default: the
+        reference's scores, as the estimator keeps them).
+    target : {"population", "realized"}
+        Without labels: the estimate's target, as in :meth:`LabelFreeEstimator.estimate`.
 
     Returns
     -------
@@ -518,6 +548,21 @@ def plan_sample_size(
     assurance = check_open_unit("assurance", assurance)
     ci = check_ci(ci)
     n_max = check_positive_int("n_max", n_max)
+    if isinstance(expected, LabelFreeEstimator):
+        return _plan_label_free(
+            metric,
+            width,
+            expected,
+            assurance=assurance,
+            ci=ci,
+            n_max=n_max,
+            scores=scores,
+            target=target,
+            n_sims=check_positive_int("n_sims", n_sims, maximum=MAX_SIMULATIONS),
+            rng=rng,
+        )
+    if scores is not None:
+        raise TypeError("scores= goes with expected= a fitted LabelFreeEstimator")
     law = _as_design(metric, expected, None, prior)
     name = law.spec.name if isinstance(law, _CellLaw) else _spec_of(metric, _binary_template()).name
     if isinstance(law, _BetaLaw):
@@ -575,3 +620,117 @@ def plan_sample_size(
         curve_n=sizes,
         curve_probability=np.array([seen[int(m)] for m in sizes]),
     )
+
+
+#: Rows of the one big chunk whose HDI width stands for the label-free floor.
+_FLOOR_ROWS = 1_000_000
+#: Rows simulated per sample size at most (chunks of n rows: max(20, this // n) of them).
+_LABEL_FREE_ROWS = 200_000
+#: Simulated chunks per sample size at most: the 80th percentile of 200 widths is within a few
+#: percent of its limit, and each chunk costs a label-free estimate.
+_LABEL_FREE_CHUNKS = 200
+_LABEL_FREE_DRAWS = 2_000
+
+
+def _plan_label_free(
+    metric: str,
+    width: float,
+    estimator: LabelFreeEstimator,
+    *,
+    assurance: float,
+    ci: float,
+    n_max: int,
+    scores: Any,
+    target: str,
+    n_sims: int,
+    rng: Any,
+) -> SamplePlan:
+    """plan_sample_size without labels: chunks of n scores through the fitted estimator."""
+    widths = _LabelFreeWidths(estimator, metric, scores, target, ci, seed_from(rng))
+
+    floor = float(np.median(widths(min(_FLOOR_ROWS, max(n_max, 1)), 1)))
+    seen: dict[int, float] = {}
+
+    def at(m: int) -> float:
+        if m not in seen:
+            sims = int(min(n_sims, _LABEL_FREE_CHUNKS, max(20, _LABEL_FREE_ROWS // m)))
+            seen[m] = float(np.mean(widths(m, sims) <= width))
+        return seen[m]
+
+    n: int | None = None
+    if width > floor:
+        low, high = 0, 16
+        while at(high) < assurance:
+            if high >= n_max:
+                high = 0
+                break
+            low, high = high, min(2 * high, n_max)
+        if high:
+            while high - low > max(1, low // 50):
+                mid = (low + high) // 2
+                if at(mid) >= assurance:
+                    high = mid
+                else:
+                    low = mid
+            n = high
+    top = min(n_max, _FLOOR_ROWS) if n is None else max(4 * n, 64)
+    for m in np.unique(np.geomspace(16, top, 12).round().astype(int)):
+        at(int(m))
+    sizes = np.array(sorted(seen))
+    return SamplePlan(
+        metric=metric,
+        width=width,
+        assurance=assurance,
+        ci=ci,
+        n=n,
+        unit="unlabelled rows per chunk",
+        method="label-free (simulated)",
+        curve_n=sizes,
+        curve_probability=np.array([seen[int(m)] for m in sizes]),
+        floor=floor,
+    )
+
+
+class _LabelFreeWidths:
+    """HDI widths of a fitted estimator's metric on simulated chunks of m rows, their scores
+    drawn from ``scores`` or the reference's."""
+
+    def __init__(
+        self,
+        estimator: LabelFreeEstimator,
+        metric: str,
+        scores: Any,
+        target: str,
+        ci: float,
+        seed: int,
+    ) -> None:
+        if not estimator.is_fitted:
+            raise ValueError("expected must be a fitted LabelFreeEstimator: call fit(...) first")
+        if metric not in estimator.metrics:
+            raise ValueError(
+                f"metric must be one of the estimator's {estimator.metrics}, got {metric!r}"
+            )
+        self.weights: np.ndarray | None = None
+        if scores is None:
+            self.pool, self.weights = estimator.reference_score_pool()
+        else:
+            self.pool = as_probabilities("scores", scores)
+        self.estimator, self.metric, self.target, self.ci = estimator, metric, target, ci
+        self.seed = seed
+        self.generator = np.random.default_rng(seed)
+
+    def __call__(self, m: int, sims: int) -> np.ndarray:
+        drawn = self.generator.choice(self.pool, size=m * sims, p=self.weights)
+        result = self.estimator.estimate(
+            drawn,
+            chunk_size=m,
+            target=self.target,
+            n_samples=_LABEL_FREE_DRAWS,
+            rng=self.seed,
+            ci=self.ci,
+        )
+        table = result.summary(self.ci)
+        mask = np.asarray(table["metric"]) == self.metric
+        high = np.asarray(table["hdi_high"], dtype=np.float64)[mask]
+        low = np.asarray(table["hdi_low"], dtype=np.float64)[mask]
+        return np.asarray(high - low, dtype=np.float64)

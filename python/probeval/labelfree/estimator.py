@@ -1009,6 +1009,14 @@ class LabelFreeEstimator(ValueEquality):
             out["calibration_shift_sd"] = shift[:, 1]
         return out
 
+    def reference_score_pool(self) -> tuple[np.ndarray, np.ndarray]:
+        """The reference's scores as the estimator keeps them (binned: distinct values and
+        their shares), to simulate production chunks like the reference from."""
+        state = self._state()
+        summary: ScoreSummary = state["reference_scores"]
+        counts = summary.positives + summary.negatives
+        return np.asarray(summary.values, dtype=float), counts / counts.sum()
+
     @property
     def reference_confusion(self) -> ConfusionMatrix:
         """The confusion matrix of the reference data the estimator was fitted on."""
