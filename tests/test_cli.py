@@ -255,7 +255,18 @@ def test_compare_paired_independent_and_ranking(files: dict[str, Path]) -> None:
         *base, "--metric", "roc_auc", "--format", "json", "--plot", str(files["root"] / "c.png")
     )
     assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["result"]["paired"] is True  # one weight per row for both
+    rows = list(csv.DictReader(files["labelled"].open(encoding="utf-8")))
+    y = np.array([int(r["label"]) for r in rows])
+    a, b = (np.array([float(r[c]) for r in rows]) for c in ("score_a", "score_b"))
+    paired = pe.compare_paired(y, y_score_a=a, y_score_b=b, metric="roc_auc", rng=0)
+    result = json.loads(out.stdout)["result"]
+    assert result["hdi_low"] == pytest.approx(paired.summary()["hdi_low"], abs=1e-12)
+    out = _run(*base, "--metric", "average_precision", "--format", "json")
     assert json.loads(out.stdout)["result"]["paired"] is False
+    out = _run(*base, "--metric", "average_precision", "--paired")
+    assert out.returncode == 2
+    assert "use --independent" in out.stderr
 
 
 def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]) -> None:
@@ -516,7 +527,7 @@ def _bad_files(root: Path) -> dict[str, Path]:
                 "roc_auc",
                 "--paired",
             ),
-            "use --independent",
+            "roc_auc needs scores in [0, 1]",
         ),
         (
             (

@@ -875,3 +875,37 @@ def test_labelling_plans_are_valid_samples_with_proper_posteriors(
                 raise
             continue
         _check_posterior(post)
+
+
+@given(
+    rows=st.lists(
+        st.tuples(st.booleans(), st.floats(-1e6, 1e6), st.floats(-1e6, 1e6), st.floats(0, 5)),
+        min_size=2,
+        max_size=60,
+    ),
+    rope=st.floats(0.0, 0.5),
+)
+def test_paired_auc_is_a_proper_pair_of_posteriors(
+    rows: list[tuple[bool, float, float, float]], rope: float
+) -> None:
+    y, a, b, w = (np.array(c) for c in zip(*rows, strict=True))
+    try:
+        cmp = pe.compare_paired(
+            y,
+            y_score_a=a,
+            y_score_b=b,
+            metric="roc_auc",
+            rope=rope,
+            sample_weight=w,
+            n_samples=200,
+            rng=0,
+        )
+    except ValueError as error:  # one class only, or no weight on a class
+        if not any(word in str(error) for word in ("binary", "class", "weight")):
+            raise
+        return
+    for post in (cmp.a, cmp.b):
+        _check_posterior(post)
+    diff = cmp.difference.samples
+    assert np.all((diff >= -1.0) & (diff <= 1.0))
+    assert 0.0 <= cmp.p_rope <= 1.0

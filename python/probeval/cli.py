@@ -310,11 +310,23 @@ def _compare(args: argparse.Namespace) -> Output:
     truth, a, b = columns.values()
     metric = canonical_name(args.metric)
     pos_label = _pos_label(args.pos_label, truth)
-    if metric in ("roc_auc", "average_precision"):
+    if metric in ("roc_auc", "average_precision") and not (_is_score(a) and _is_score(b)):
+        raise UsageError(f"{metric} needs scores in [0, 1] in --model-a and --model-b")
+    if metric == "roc_auc" and not args.independent:
+        comparison = compare_paired(
+            truth,
+            y_score_a=a,
+            y_score_b=b,
+            metric=metric,
+            rope=args.rope,
+            n_samples=args.samples,
+            rng=args.seed,
+            pos_label=pos_label,
+        )
+        note = "paired comparison: one Bayesian-bootstrap weight per row, shared by A and B"
+    elif metric == "average_precision":
         if args.paired:
             raise UsageError(f"a paired comparison of {metric} is not available; use --independent")
-        if not (_is_score(a) and _is_score(b)):
-            raise UsageError(f"{metric} needs scores in [0, 1] in --model-a and --model-b")
         posts = [
             ScoreSummary.from_scores(truth, s, pos_label=pos_label).posterior(
                 metric, n_samples=args.samples, rng=args.seed
@@ -322,7 +334,16 @@ def _compare(args: argparse.Namespace) -> Output:
             for s in (a, b)
         ]
         comparison = compare(posts[0], posts[1], rope=args.rope, rng=args.seed)
-        note = "independent comparison (the rows' pairing is not used for ranking metrics)"
+        note = "independent comparison (the rows' pairing is not used for average precision)"
+    elif metric == "roc_auc":
+        posts = [
+            ScoreSummary.from_scores(truth, s, pos_label=pos_label).posterior(
+                metric, n_samples=args.samples, rng=args.seed
+            )
+            for s in (a, b)
+        ]
+        comparison = compare(posts[0], posts[1], rope=args.rope, rng=args.seed)
+        note = "independent comparison (as if the models were scored on different rows)"
     else:
         preds = [(s > args.threshold).astype(np.int64) if _is_score(s) else s for s in (a, b)]
         if args.independent:
