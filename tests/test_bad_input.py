@@ -1397,6 +1397,19 @@ ARRAY_PARAMETERS: list[tuple[str, str, str, Callable[[Any], Any]]] = [
     ("compare_paired", "y_pred_b", "labels", lambda v: pe.compare_paired(Y6, P6, v, n_samples=9)),
     ("score_summary", "y_true", "labels", lambda v: pe.ScoreSummary.from_scores(v, S6)),
     ("score_summary", "y_score", "scores", lambda v: pe.ScoreSummary.from_scores(Y6, v)),
+    ("rank_models", "y_true", "labels", lambda v: pe.rank_models(v, [P6, P6], n_samples=9)),
+    (
+        "rank_models",
+        "predictions['model_0']",
+        "labels",
+        lambda v: pe.rank_models(Y6, [v, P6], n_samples=9),
+    ),
+    (
+        "rank_models_auc",
+        "predictions['model_1']",
+        "scores",
+        lambda v: pe.rank_models(Y6, [S6, v], metric="roc_auc", n_samples=9),
+    ),
     (
         "compare_paired_auc",
         "y_score_a",
@@ -1521,6 +1534,7 @@ N_SAMPLES_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
     ("evaluate_by", lambda v: pe.evaluate_by(Y6, P6, by=BY6, n_samples=v)),
     ("compare", lambda v: pe.compare(POST, POST, n_samples=v)),
     ("compare_paired", lambda v: pe.compare_paired(Y6, P6, P6, n_samples=v)),
+    ("rank_models", lambda v: pe.rank_models(Y6, [P6, Y6], n_samples=v)),
     (
         "compare_paired_auc",
         lambda v: pe.compare_paired(Y6, y_score_a=S6, y_score_b=S6, metric="roc_auc", n_samples=v),

@@ -909,3 +909,38 @@ def test_paired_auc_is_a_proper_pair_of_posteriors(
     diff = cmp.difference.samples
     assert np.all((diff >= -1.0) & (diff <= 1.0))
     assert 0.0 <= cmp.p_rope <= 1.0
+
+
+@given(
+    rows=st.lists(
+        st.tuples(st.booleans(), st.booleans(), st.booleans(), st.booleans()),
+        min_size=1,
+        max_size=80,
+    ),
+    metric=st.sampled_from(["accuracy", "f1", "mcc", "fpr", "precision"]),
+    rope=st.floats(0.0, 0.3),
+    prior=st.sampled_from([None, 0.0, 0.5, 2.0]),
+)
+def test_rank_posteriors_are_proper(
+    rows: list[tuple[bool, bool, bool, bool]], metric: str, rope: float, prior: float | None
+) -> None:
+    y, a, b, c = (np.array(col) for col in zip(*rows, strict=True))
+    try:
+        ranking = pe.rank_models(
+            y,
+            {"a": a, "b": b, "c": c},
+            metric=metric,
+            rope=rope,
+            prior=prior,
+            n_samples=300,
+            rng=0,
+        )
+    except ValueError as error:  # prior 0 with an empty cell, or one-class labels
+        if not any(w in str(error) for w in ("binary", "prior", "class")):
+            raise
+        return
+    probabilities = ranking.rank_probabilities()
+    np.testing.assert_allclose(probabilities.sum(axis=0), 1.0, atol=1e-12)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-12)
+    assert not np.isnan(ranking.samples).any()
+    assert np.all(ranking.p_better() + ranking.p_better().T + ranking.p_rope() <= 1 + 1e-12)

@@ -20,6 +20,7 @@ from probeval.base.posterior import Posterior
 from probeval.base.priors import Prior
 from probeval.compare.comparisons import Comparison, compare, compare_paired, vs_random
 from probeval.compare.decisions import Decision, decide, no_worse_rope
+from probeval.compare.ranking import Ranking, rank_models
 from probeval.datasets import load_demo
 from probeval.ensemble import EnsembleReport, bootstrap_ensemble, ensemble_report
 from probeval.experiment.experiment import Experiment, MetricStatus
@@ -60,6 +61,7 @@ __all__ = [
     "MetricInfo",
     "MetricStatus",
     "Posterior",
+    "Ranking",
     "Prior",
     "SamplePlan",
     "ScoreSummary",
@@ -84,6 +86,7 @@ __all__ = [
     "metric_summary",
     "labelling_plan",
     "no_worse_rope",
+    "rank_models",
     "plan_sample_size",
     "vs_random",
 ]

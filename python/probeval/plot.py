@@ -10,7 +10,8 @@ global state and no GUI backend is touched), and returns the Axes (or, for grids
 - :func:`compare`: the difference of a :class:`Comparison`, its ROPE and probabilities;
 - :func:`chunks`: label-free estimates over chunks with HDI band, realized values, the
   reference band and the chunks that fail "no worse than reference";
-- :func:`trajectory`: an :class:`Experiment`'s HDI narrowing against its ROPE, batch by batch.
+- :func:`trajectory`: an :class:`Experiment`'s HDI narrowing against its ROPE, batch by batch;
+- :func:`ranks`: P(rank) of every model of a :class:`Ranking`, best expected rank first.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from probeval.compare.comparisons import Comparison
+    from probeval.compare.ranking import Ranking
     from probeval.experiment.experiment import Experiment
     from probeval.labelfree.estimator import LabelFreeEstimate
 
-__all__ = ["chunks", "compare", "posterior", "posteriors", "trajectory", "updates"]
+__all__ = ["chunks", "compare", "posterior", "posteriors", "ranks", "trajectory", "updates"]
 
 #: Colours: posterior, HDI, ROPE, realized values, alerts.
 BLUE, LIGHT_BLUE, GREY, ORANGE, RED = "#1f5fa6", "#a9c6e8", "#bdbdbd", "#e07b00", "#c62828"
@@ -359,4 +361,48 @@ def trajectory(experiment: Experiment, metric: str | None = None, *, ax: Any = N
     wanted = "" if precision is None else f", HDI width wanted <= {precision:.3g}"
     axes.set_title(f"{name}: {experiment.hypotheses[name]} ({status[-1]}{wanted})")
     axes.legend(frameon=False, fontsize="small", loc="best")
+    return axes
+
+
+def ranks(ranking: Ranking, *, ax: Any = None) -> Axes:
+    """The posterior of every model's rank: one row per model (best expected rank on top), one
+    column per rank, shaded and labelled with P(rank).
+
+    Parameters
+    ----------
+    ranking : Ranking
+        The result of :func:`probeval.rank_models`.
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from probeval.compare.ranking import Ranking
+
+    if not isinstance(ranking, Ranking):
+        raise TypeError(f"ranks needs a Ranking (pe.rank_models), got {describe(ranking)}")
+    probabilities = ranking.rank_probabilities()
+    order = np.argsort(ranking.ranks.mean(axis=1), kind="stable")
+    m = len(ranking.names)
+    axes = _new_axes(ax, (1.2 + 0.9 * m, 0.8 + 0.45 * m))
+    image = probabilities[order]
+    axes.imshow(image, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+    for i in range(m):
+        for j in range(m):
+            value = image[i, j]
+            axes.text(
+                j,
+                i,
+                f"{value:.2f}",
+                ha="center",
+                va="center",
+                fontsize="small",
+                color="white" if value > 0.6 else "black",
+            )
+    axes.set_xticks(range(m), [str(r) for r in range(1, m + 1)])
+    axes.set_yticks(range(m), [ranking.names[i] for i in order])
+    axes.set_xlabel("rank (1 = best)")
+    axes.set_title(f"P(rank) by {ranking.metric}")
     return axes
