@@ -67,6 +67,32 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 # --------------------------------------------------------------------------- commands
 
 
+def test_evaluate_calibration(files: dict[str, Path]) -> None:
+    path = str(files["labelled"])
+    out = _run(
+        "evaluate",
+        path,
+        "--y-true",
+        "label",
+        "--y-score",
+        "score_a",
+        "--calibration",
+        "--format",
+        "json",
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]["calibration"]
+    rows = list(csv.DictReader(files["labelled"].open(encoding="utf-8")))
+    y = np.array([int(r["label"]) for r in rows])
+    score = np.array([float(r["score_a"]) for r in rows])
+    report = pe.calibration(y, score, rng=0)
+    assert result["summary"]["mean"] == pytest.approx(report.summary().to_dict()["mean"])
+    assert result["bins"]["n"] == report.bins().to_dict()["n"]
+    out = _run("evaluate", path, "--y-true", "label", "--y-pred", "pred_a", "--calibration")
+    assert out.returncode == 2
+    assert "--calibration needs --y-score" in out.stderr
+
+
 def test_experiment_over_a_batch_column_equals_the_python_experiment(
     files: dict[str, Path],
 ) -> None:

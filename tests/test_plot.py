@@ -58,6 +58,7 @@ def test_every_plot_renders(tmp_path: Path) -> None:
         "compare": pe.plot.compare(cmp).figure,
         "chunks": pe.plot.chunks(result, "roc_auc").figure,
         "trajectory": pe.plot.trajectory(_experiment(), "f1").figure,
+        "reliability": pe.plot.reliability(pe.calibration(Y, SCORE, rng=0)).figure,
         "ranks": pe.plot.ranks(
             pe.rank_models(Y, {"a": SCORE > 0.5, "b": PRED_B, "c": SCORE > 0.6}, rng=0)
         ).figure,
@@ -87,6 +88,8 @@ def test_wrong_inputs_are_rejected() -> None:
         pe.plot.updates(Y[:5], Y[:5], steps=(10,))
     with pytest.raises(ValueError, match="only Posteriors"):
         pe.plot.posteriors({"a": 1})
+    with pytest.raises(TypeError, match="needs a CalibrationReport"):
+        pe.plot.reliability({})
     with pytest.raises(TypeError, match="needs a Ranking"):
         pe.plot.ranks({})
     with pytest.raises(TypeError, match="needs an Experiment"):

@@ -944,3 +944,23 @@ def test_rank_posteriors_are_proper(
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-12)
     assert not np.isnan(ranking.samples).any()
     assert np.all(ranking.p_better() + ranking.p_better().T + ranking.p_rope() <= 1 + 1e-12)
+
+
+@given(
+    rows=st.lists(st.tuples(st.booleans(), st.floats(0.0, 1.0)), min_size=1, max_size=80),
+    n_bins=st.integers(1, 15),
+    strategy=st.sampled_from(["quantile", "uniform"]),
+)
+def test_calibration_reports_are_proper(
+    rows: list[tuple[bool, float]], n_bins: int, strategy: str
+) -> None:
+    y, s = (np.array(c) for c in zip(*rows, strict=True))
+    report = pe.calibration(y, s, n_bins=n_bins, strategy=strategy, n_samples=200, rng=0)
+    table = report.bins()
+    assert sum(table["n"]) == len(rows)
+    low, high = np.asarray(table["hdi_low"]), np.asarray(table["hdi_high"])
+    assert np.all((low >= 0) & (low <= high) & (high <= 1))
+    for post in (report.ece, report.ece_perfect, report.brier):
+        assert np.all((post.samples >= 0) & (post.samples <= 1))
+    assert np.all(np.isfinite(report.log_loss.samples))
+    assert 0.0 <= report.p_miscalibrated <= 1.0

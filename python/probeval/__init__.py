@@ -28,6 +28,7 @@ from probeval.experiment.labelling import LabellingPlan, labelling_plan
 from probeval.experiment.planning import SamplePlan, assurance_precision, plan_sample_size
 from probeval.labelfree.estimator import LabelFreeEstimate, LabelFreeEstimator
 from probeval.labels.audit import LabelAudit
+from probeval.labels.calibration import CalibrationReport, calibration
 from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.evaluation import Evaluation, evaluate
 from probeval.labels.quick import metric_interval, metric_summary
@@ -52,6 +53,7 @@ __all__ = [
     "LabellingPlan",
     "LabelFreeEstimate",
     "LabelFreeEstimator",
+    "CalibrationReport",
     "Comparison",
     "ConfusionMatrix",
     "Decision",
@@ -71,6 +73,7 @@ __all__ = [
     "assurance_precision",
     "available_metrics",
     "bootstrap_ensemble",
+    "calibration",
     "compare",
     "compare_paired",
     "decide",

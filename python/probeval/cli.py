@@ -274,6 +274,23 @@ def _evaluate(args: argparse.Namespace) -> Output:
     progress.step("posteriors")
     summary = ev.summary(ci=args.ci)
     progress.step("summaries")
+    tables = [summary]
+    result = ev.to_dict(ci=args.ci)
+    if args.calibration:
+        from probeval.labels.calibration import calibration
+
+        if score is None:
+            raise UsageError("--calibration needs --y-score COL (probabilities)")
+        report = calibration(
+            truth,
+            score,
+            n_samples=min(args.samples, 4_000),
+            rng=args.seed,
+            ci=args.ci,
+            pos_label=_pos_label(args.pos_label, truth),
+        )
+        tables += [report.summary(), report.bins()]
+        result["calibration"] = report.to_dict()
 
     def plot(path: str) -> None:
         from probeval.plot import posteriors
@@ -289,10 +306,9 @@ def _evaluate(args: argparse.Namespace) -> Output:
         threshold=args.threshold,
         strata=args.strata,
         weights=args.weights,
+        calibration=args.calibration,
     )
-    return Output(
-        "evaluate", settings, ev.to_dict(ci=args.ci), [summary], [f"\n{ev.confusion}"], plot
-    )
+    return Output("evaluate", settings, result, tables, [f"\n{ev.confusion}"], plot)
 
 
 def _compare(args: argparse.Namespace) -> Output:
@@ -1014,6 +1030,12 @@ def build_parser() -> argparse.ArgumentParser:
         "posterior is the whole population's",
     )
     ev.add_argument("--weights", metavar="COL", help="the stratified sample's design weights")
+    ev.add_argument(
+        "--calibration",
+        action="store_true",
+        help="also the calibration: reliability bins with credible bands, ECE (and a "
+        "calibrated model's), Brier score and log-loss posteriors (needs --y-score)",
+    )
     _common(ev)
     ev.set_defaults(handler=_evaluate)
 

@@ -11,7 +11,8 @@ global state and no GUI backend is touched), and returns the Axes (or, for grids
 - :func:`chunks`: label-free estimates over chunks with HDI band, realized values, the
   reference band and the chunks that fail "no worse than reference";
 - :func:`trajectory`: an :class:`Experiment`'s HDI narrowing against its ROPE, batch by batch;
-- :func:`ranks`: P(rank) of every model of a :class:`Ranking`, best expected rank first.
+- :func:`ranks`: P(rank) of every model of a :class:`Ranking`, best expected rank first;
+- :func:`reliability`: a reliability diagram with a credible band per bin.
 """
 
 from __future__ import annotations
@@ -33,8 +34,18 @@ if TYPE_CHECKING:
     from probeval.compare.ranking import Ranking
     from probeval.experiment.experiment import Experiment
     from probeval.labelfree.estimator import LabelFreeEstimate
+    from probeval.labels.calibration import CalibrationReport
 
-__all__ = ["chunks", "compare", "posterior", "posteriors", "ranks", "trajectory", "updates"]
+__all__ = [
+    "chunks",
+    "compare",
+    "posterior",
+    "posteriors",
+    "ranks",
+    "reliability",
+    "trajectory",
+    "updates",
+]
 
 #: Colours: posterior, HDI, ROPE, realized values, alerts.
 BLUE, LIGHT_BLUE, GREY, ORANGE, RED = "#1f5fa6", "#a9c6e8", "#bdbdbd", "#e07b00", "#c62828"
@@ -405,4 +416,67 @@ def ranks(ranking: Ranking, *, ax: Any = None) -> Axes:
     axes.set_yticks(range(m), [ranking.names[i] for i in order])
     axes.set_xlabel("rank (1 = best)")
     axes.set_title(f"P(rank) by {ranking.metric}")
+    return axes
+
+
+def reliability(report: CalibrationReport, *, ax: Any = None) -> Axes:
+    """A reliability diagram with uncertainty: each bin's observed positive rate against its
+    mean score, with the HDI of the rate as an error bar, the diagonal of perfect calibration,
+    and the ECE (with a calibrated model's ECE on the same bins) in the title.
+
+    Parameters
+    ----------
+    report : CalibrationReport
+        The result of :func:`probeval.calibration`.
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from probeval.labels.calibration import CalibrationReport
+
+    if not isinstance(report, CalibrationReport):
+        raise TypeError(
+            f"reliability needs a CalibrationReport (pe.calibration), got {describe(report)}"
+        )
+    table = report.bins()
+    x = np.asarray(table["mean_score"], dtype=float)
+    rate = np.asarray(table["rate"], dtype=float)
+    low = np.asarray(table["hdi_low"], dtype=float)
+    high = np.asarray(table["hdi_high"], dtype=float)
+    axes = _new_axes(ax, (4.6, 4.2))
+    axes.plot([0, 1], [0, 1], color=GREY, lw=1, ls="--", label="perfectly calibrated")
+    axes.fill_between(
+        x,
+        low,
+        high,
+        color=LIGHT_BLUE,
+        alpha=0.6,
+        lw=0,
+        label=f"{report.ci:.0%} HDI of each bin's rate",
+    )
+    axes.errorbar(
+        x,
+        rate,
+        yerr=[rate - low, high - rate],
+        fmt="o",
+        color=BLUE,
+        ms=4,
+        lw=1,
+        capsize=2,
+        label="observed rate",
+    )
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1)
+    axes.set_xlabel("mean score in the bin")
+    axes.set_ylabel("positive rate")
+    ece_low, ece_high = report.ece.hdi(report.ci)
+    axes.set_title(
+        f"ECE {report.ece.mean():.3f} [{ece_low:.3f}, {ece_high:.3f}]; calibrated: "
+        f"{report.ece_perfect.mean():.3f}",
+        fontsize="medium",
+    )
+    axes.legend(frameon=False, fontsize="small", loc="upper left")
     return axes
