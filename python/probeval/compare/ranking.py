@@ -233,18 +233,12 @@ def rank_models(
     if isinstance(metric, str) and metric.strip().lower() == "roc_auc":
         samples = _auc_samples(truth, names, columns, pos_label, n, seed)
         return Ranking("roc_auc", names, samples, rope_value)
-    order = resolve_labels(observed_classes(truth), None, pos_label)
-    if len(order) != 2 or (pos_label is None and not is_standard_binary(order)):
-        raise ValueError(
-            f"rank_models ranks binary classifiers; y_true has the classes {order!r} (pass "
-            "pos_label=... for labels other than 0/1)"
-        )
+    order, positive = _binary_truth(truth, pos_label)
     spec = resolve_metric(metric, order, binary=True)
     if spec.kernel != "binary":
         raise ValueError(
             f"metric must be a binary confusion-matrix metric or roc_auc, got {metric!r}"
         )
-    positive = encode(truth, order) == 1
     predicted = []
     for name, column in zip(names, columns, strict=True):
         labels = as_labels(f"predictions[{name!r}]", column)
@@ -266,6 +260,17 @@ def rank_models(
         check_zero_division(zero_division),
     )
     return Ranking(spec.name, names, samples, rope_value)
+
+
+def _binary_truth(truth: np.ndarray, pos_label: Any) -> tuple[list[Any], np.ndarray]:
+    """The class order of binary labels and which rows are positive."""
+    order = resolve_labels(observed_classes(truth), None, pos_label)
+    if len(order) != 2 or (pos_label is None and not is_standard_binary(order)):
+        raise ValueError(
+            f"rank_models ranks binary classifiers; y_true has the classes {order!r} (pass "
+            "pos_label=... for labels other than 0/1)"
+        )
+    return order, encode(truth, order) == 1
 
 
 def _label_samples(
@@ -320,12 +325,7 @@ def _auc_samples(
     truth: np.ndarray, names: list[str], columns: list[Any], pos_label: Any, n: int, seed: int
 ) -> np.ndarray:
     """Draws of every model's ROC AUC under one per-row Bayesian bootstrap."""
-    order = resolve_labels(observed_classes(truth), None, pos_label)
-    if len(order) != 2 or (pos_label is None and not is_standard_binary(order)):
-        raise ValueError(
-            f"ROC AUC ranks need binary y_true; it has the classes {order!r} (pass pos_label=...)"
-        )
-    positive = encode(truth, order) == 1
+    _, positive = _binary_truth(truth, pos_label)
     scores = []
     for name, column in zip(names, columns, strict=True):
         values = as_float_1d(f"predictions[{name!r}]", column)
