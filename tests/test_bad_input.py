@@ -1398,6 +1398,8 @@ ARRAY_PARAMETERS: list[tuple[str, str, str, Callable[[Any], Any]]] = [
     ("score_summary", "y_true", "labels", lambda v: pe.ScoreSummary.from_scores(v, S6)),
     ("score_summary", "y_score", "scores", lambda v: pe.ScoreSummary.from_scores(Y6, v)),
     ("calibration", "y_true", "labels", lambda v: pe.calibration(v, S6, n_samples=9)),
+    ("curves", "y_true", "labels", lambda v: pe.curves(v, S6, n_samples=9)),
+    ("curves", "y_score", "scores", lambda v: pe.curves(Y6, v, n_samples=9)),
     ("calibration", "y_score", "probabilities", lambda v: pe.calibration(Y6, v, n_samples=9)),
     ("rank_models", "y_true", "labels", lambda v: pe.rank_models(v, [P6, P6], n_samples=9)),
     (
@@ -1538,6 +1540,7 @@ N_SAMPLES_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
     ("compare_paired", lambda v: pe.compare_paired(Y6, P6, P6, n_samples=v)),
     ("rank_models", lambda v: pe.rank_models(Y6, [P6, Y6], n_samples=v)),
     ("calibration", lambda v: pe.calibration(Y6, S6, n_samples=v)),
+    ("curves", lambda v: pe.curves(Y6, S6, n_samples=v)),
     (
         "compare_paired_auc",
         lambda v: pe.compare_paired(Y6, y_score_a=S6, y_score_b=S6, metric="roc_auc", n_samples=v),
@@ -1596,6 +1599,7 @@ CI_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
     ("assurance_precision", lambda v: pe.assurance_precision("accuracy", 9, rope=(0.5, 1), ci=v)),
     ("plan_sample_size", lambda v: pe.plan_sample_size("accuracy", 0.1, expected=0.8, ci=v)),
     ("calibration", lambda v: pe.calibration(Y6, S6, n_samples=9, ci=v)),
+    ("roc_band", lambda v: pe.curves(Y6, S6, n_samples=9, rng=0).roc_band(v)),
 ]
 
 CI_CLASSES: list[tuple[str, Any, type[Exception]]] = [

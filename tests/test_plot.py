@@ -59,6 +59,8 @@ def test_every_plot_renders(tmp_path: Path) -> None:
         "chunks": pe.plot.chunks(result, "roc_auc").figure,
         "trajectory": pe.plot.trajectory(_experiment(), "f1").figure,
         "reliability": pe.plot.reliability(pe.calibration(Y, SCORE, rng=0)).figure,
+        "roc": pe.plot.curve(pe.curves(Y, SCORE, n_samples=200, rng=0)).figure,
+        "pr": pe.plot.curve(pe.curves(Y, SCORE, n_samples=200, rng=0), "pr").figure,
         "ranks": pe.plot.ranks(
             pe.rank_models(Y, {"a": SCORE > 0.5, "b": PRED_B, "c": SCORE > 0.6}, rng=0)
         ).figure,
@@ -88,6 +90,10 @@ def test_wrong_inputs_are_rejected() -> None:
         pe.plot.updates(Y[:5], Y[:5], steps=(10,))
     with pytest.raises(ValueError, match="only Posteriors"):
         pe.plot.posteriors({"a": 1})
+    with pytest.raises(TypeError, match="needs a CurveReport"):
+        pe.plot.curve({})
+    with pytest.raises(ValueError, match="kind"):
+        pe.plot.curve(pe.curves(Y, SCORE, n_samples=20, rng=0), "det")
     with pytest.raises(TypeError, match="needs a CalibrationReport"):
         pe.plot.reliability({})
     with pytest.raises(TypeError, match="needs a Ranking"):

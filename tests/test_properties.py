@@ -964,3 +964,26 @@ def test_calibration_reports_are_proper(
         assert np.all((post.samples >= 0) & (post.samples <= 1))
     assert np.all(np.isfinite(report.log_loss.samples))
     assert 0.0 <= report.p_miscalibrated <= 1.0
+
+
+@given(
+    rows=st.lists(
+        st.tuples(st.booleans(), st.floats(-1e3, 1e3), st.floats(0.0, 3.0)), min_size=2, max_size=80
+    ),
+    level=st.floats(0.01, 0.99),
+)
+def test_curve_bands_are_proper(rows: list[tuple[bool, float, float]], level: float) -> None:
+    y, s, w = (np.array(c) for c in zip(*rows, strict=True))
+    try:
+        report = pe.curves(y, s, sample_weight=w, n_samples=100, rng=0)
+    except ValueError as error:  # one class only (or no weight on one)
+        if "both classes" not in str(error) and "weight" not in str(error):
+            raise
+        return
+    for band in (report.roc_band(level), report.pr_band(level)):
+        low, median, high = (np.asarray(band[k]) for k in ("low", "median", "high"))
+        assert np.all((low >= 0) & (low <= median + 1e-12) & (median <= high + 1e-12))
+        assert np.all(high <= 1 + 1e-12)
+    post = report.recall_at_precision(0.5)
+    assert np.all((post.samples >= 0) & (post.samples <= 1))
+    assert 0.0 <= report.p_operating_point(0.0, precision=0.5, recall=0.5) <= 1.0

@@ -30,6 +30,7 @@ from probeval.labelfree.estimator import LabelFreeEstimate, LabelFreeEstimator
 from probeval.labels.audit import LabelAudit
 from probeval.labels.calibration import CalibrationReport, calibration
 from probeval.labels.confusion import ConfusionMatrix
+from probeval.labels.curves import CurveReport, curves
 from probeval.labels.evaluation import Evaluation, evaluate
 from probeval.labels.quick import metric_interval, metric_summary
 from probeval.labels.scores import ScoreSummary
@@ -56,6 +57,7 @@ __all__ = [
     "CalibrationReport",
     "Comparison",
     "ConfusionMatrix",
+    "CurveReport",
     "Decision",
     "EnsembleReport",
     "Evaluation",
@@ -75,6 +77,7 @@ __all__ = [
     "bootstrap_ensemble",
     "calibration",
     "compare",
+    "curves",
     "compare_paired",
     "decide",
     "ensemble_report",

@@ -12,7 +12,8 @@ global state and no GUI backend is touched), and returns the Axes (or, for grids
   reference band and the chunks that fail "no worse than reference";
 - :func:`trajectory`: an :class:`Experiment`'s HDI narrowing against its ROPE, batch by batch;
 - :func:`ranks`: P(rank) of every model of a :class:`Ranking`, best expected rank first;
-- :func:`reliability`: a reliability diagram with a credible band per bin.
+- :func:`reliability`: a reliability diagram with a credible band per bin;
+- :func:`curve`: a ROC or precision-recall curve with its pointwise credible band.
 """
 
 from __future__ import annotations
@@ -35,10 +36,12 @@ if TYPE_CHECKING:
     from probeval.experiment.experiment import Experiment
     from probeval.labelfree.estimator import LabelFreeEstimate
     from probeval.labels.calibration import CalibrationReport
+    from probeval.labels.curves import CurveReport
 
 __all__ = [
     "chunks",
     "compare",
+    "curve",
     "posterior",
     "posteriors",
     "ranks",
@@ -479,4 +482,53 @@ def reliability(report: CalibrationReport, *, ax: Any = None) -> Axes:
         fontsize="medium",
     )
     axes.legend(frameon=False, fontsize="small", loc="upper left")
+    return axes
+
+
+def curve(report: CurveReport, kind: str = "roc", *, ax: Any = None, ci: float = 0.95) -> Axes:
+    """A ROC (``kind="roc"``) or precision-recall (``"pr"``) curve: the posterior median and its
+    pointwise credible band (see :func:`probeval.curves`).
+
+    Parameters
+    ----------
+    report : CurveReport
+        The result of :func:`probeval.curves`.
+    kind : {"roc", "pr"}
+        Which curve.
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure).
+    ci : float
+        Probability of the pointwise band.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from probeval.labels.curves import CurveReport
+
+    if not isinstance(report, CurveReport):
+        raise TypeError(f"curve needs a CurveReport (pe.curves), got {describe(report)}")
+    if kind not in ("roc", "pr"):
+        raise ValueError(f"kind must be 'roc' or 'pr', got {describe(kind)}")
+    table = report.roc_band(ci) if kind == "roc" else report.pr_band(ci)
+    x = np.asarray(table["fpr" if kind == "roc" else "recall"], dtype=float)
+    axes = _new_axes(ax, (4.6, 4.2))
+    if kind == "roc":
+        axes.plot([0, 1], [0, 1], color=GREY, lw=1, ls="--", label="random")
+    axes.fill_between(
+        x,
+        table["low"],
+        table["high"],
+        color=LIGHT_BLUE,
+        alpha=0.7,
+        lw=0,
+        label=f"{ci:.0%} pointwise band",
+    )
+    axes.plot(x, table["median"], color=BLUE, lw=1.6, label="posterior median")
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1.01)
+    axes.set_xlabel("false positive rate" if kind == "roc" else "recall")
+    axes.set_ylabel("true positive rate" if kind == "roc" else "precision")
+    axes.set_title("ROC curve" if kind == "roc" else "precision-recall curve")
+    axes.legend(frameon=False, fontsize="small", loc="lower right" if kind == "roc" else "best")
     return axes
