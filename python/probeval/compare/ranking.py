@@ -98,7 +98,7 @@ class Ranking(ValueEquality):
         return np.asarray((diff > self.rope).mean(axis=2), dtype=np.float64)
 
     def p_rope(self) -> np.ndarray:
-        """(models, models) array: P(|difference| <= ROPE); the diagonal is 1."""
+        """(models, models) array: P(abs(difference) <= ROPE); the diagonal is 1."""
         diff = np.abs(self.samples[:, None, :] - self.samples[None, :, :])
         return np.asarray((diff <= self.rope).mean(axis=2), dtype=np.float64)
 

@@ -5,7 +5,7 @@
 * per bin, the posterior of the positive rate, Beta(positives + 1/2, negatives + 1/2) (Jeffreys:
   a bin of all 0s or all 1s still gets a proper interval), next to the bin's mean score — the
   reliability diagram with credible bands (``pe.plot.reliability``);
-* the posterior of the expected calibration error, ECE = sum_b (n_b / n) |rate_b - mean score_b|,
+* the posterior of the expected calibration error, ECE = sum_b (n_b / n) abs(rate_b - mean score_b),
   with every bin's rate drawn from its posterior. ECE is biased upward in small samples (even a
   perfectly calibrated model's bins scatter around the diagonal), so it comes with the ECE a
   perfectly calibrated model would show on the same bins (labels drawn as y ~ Bernoulli(score))
