@@ -27,6 +27,7 @@ posteriors :func:`~probeval.evaluate` gives.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -589,22 +590,7 @@ def plan_sample_size(
             seen[m] = probability(m)
         return seen[m]
 
-    # Double until the assurance is reached, then bisect between the last two sizes.
-    low, high = 0, 1
-    while at(high) < assurance:
-        if high >= n_max:
-            high = 0
-            break
-        low, high = high, min(2 * high, n_max)
-    n: int | None = None
-    if high:
-        while high - low > 1:
-            mid = (low + high) // 2
-            if at(mid) >= assurance:
-                high = mid
-            else:
-                low = mid
-        n = high
+    n = _smallest_n(at, assurance, n_max, start=1, resolution=lambda low: 1)
     top = n_max if n is None else max(4 * n, 16)
     for m in np.unique(np.geomspace(1, top, 24).round().astype(int)):
         at(int(m))
@@ -630,6 +616,31 @@ _LABEL_FREE_ROWS = 200_000
 #: percent of its limit, and each chunk costs a label-free estimate.
 _LABEL_FREE_CHUNKS = 200
 _LABEL_FREE_DRAWS = 2_000
+
+
+def _smallest_n(
+    at: Callable[[int], float],
+    assurance: float,
+    n_max: int,
+    *,
+    start: int,
+    resolution: Callable[[int], int],
+) -> int | None:
+    """The smallest n with ``at(n) >= assurance`` (None if not within ``n_max``): double from
+    ``start`` until it is reached, then bisect between the last two sizes until they are at most
+    ``resolution(low)`` apart."""
+    low, high = 0, start
+    while at(high) < assurance:
+        if high >= n_max:
+            return None
+        low, high = high, min(2 * high, n_max)
+    while high - low > resolution(low):
+        mid = (low + high) // 2
+        if at(mid) >= assurance:
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def _plan_label_free(
@@ -659,20 +670,8 @@ def _plan_label_free(
 
     n: int | None = None
     if width > floor:
-        low, high = 0, 16
-        while at(high) < assurance:
-            if high >= n_max:
-                high = 0
-                break
-            low, high = high, min(2 * high, n_max)
-        if high:
-            while high - low > max(1, low // 50):
-                mid = (low + high) // 2
-                if at(mid) >= assurance:
-                    high = mid
-                else:
-                    low = mid
-            n = high
+        # To 2% of n: each size costs a simulation of up to 200 chunks.
+        n = _smallest_n(at, assurance, n_max, start=16, resolution=lambda low: max(1, low // 50))
     top = min(n_max, _FLOOR_ROWS) if n is None else max(4 * n, 64)
     for m in np.unique(np.geomspace(16, top, 12).round().astype(int)):
         at(int(m))
