@@ -355,6 +355,7 @@ pub fn per_row_draws(
         &classes,
         weights,
         &[n_bins, n_bins],
+        1,
         n_draws,
         seed,
         true,
@@ -366,19 +367,19 @@ pub fn per_row_draws(
     Ok(out)
 }
 
-/// Check a multiclass score layout (see [`multiclass_draws`]) and return each class's total
-/// weight; every class needs some.
+/// Check a multiclass score layout (see [`multiclass_draws`]) of `k` classes and return each
+/// class's total weight; every class needs some.
 fn class_weights(
     bins: &[u32],
     classes: &[u32],
     weights: &[f64],
     n_bins: &[usize],
+    k: usize,
 ) -> Result<Vec<f64>> {
-    let k = n_bins.len();
-    let n = classes.len();
-    if k < 2 || bins.len() != n * k || weights.len() != n {
+    let (n, cols) = (classes.len(), n_bins.len());
+    if k < 2 || bins.len() != n * cols || weights.len() != n {
         return Err(Error::invalid(
-            "bins must be n x K, classes and weights of length n, K >= 2",
+            "bins must be n x (models x K), classes and weights of length n, K >= 2",
         ));
     }
     if classes.iter().any(|&c| c as usize >= k) {
@@ -388,7 +389,7 @@ fn class_weights(
         return Err(Error::invalid("weights must be finite and >= 0"));
     }
     if bins
-        .chunks_exact(k)
+        .chunks_exact(cols)
         .any(|row| row.iter().zip(n_bins).any(|(&b, &m)| b as usize >= m))
     {
         return Err(Error::invalid("bin index out of range"));
@@ -422,33 +423,44 @@ fn bin_offsets(n_bins: &[usize]) -> Vec<usize> {
 /// bootstrap with one weight per row shared by all classes — the classes' metrics come from
 /// the same rows, and drawing them independently would understate the spread of their average.
 ///
-/// `bins` is row-major (n rows × K): the bin of row i's score for class k, in ascending score
-/// order among `n_bins[k]` bins; `classes[i]` is row i's true class. Output rows: the K
+/// `bins` is row-major (n rows × M K): for each of `n_models` models (M) in turn, the bin of
+/// row i's score for class k, in ascending score order among `n_bins[m K + k]` bins;
+/// `classes[i]` is row i's true class. The models share each draw's row weights, so their
+/// metrics are drawn jointly (paired comparisons, rankings). Output: per model, the K
 /// per-class AUCs, their macro average and their average weighted by each class's
 /// (bootstrapped) prevalence; then, if `want_ap`, the same K + 2 rows for average precision.
-/// O(n K) per draw: exact, and the reference for [`multiclass_joined_draws`].
+/// O(n M K) per draw: exact, and the reference for [`multiclass_joined_draws`].
 ///
 /// Each draw is generated as class shares π ~ Dirichlet(class weights) times, within each
 /// class, row shares ~ Dirichlet(row weights) — the same distribution as independent
 /// Gamma(weight) per row, but every quantity stays normalised, so tiny fractional weights
 /// cannot underflow a class's total to zero.
+#[allow(clippy::too_many_arguments)]
 pub fn multiclass_draws(
     bins: &[u32],
     classes: &[u32],
     weights: &[f64],
     n_bins: &[usize],
+    n_models: usize,
     n_draws: usize,
     seed: u64,
     want_ap: bool,
 ) -> Result<Vec<f64>> {
-    let class_weight = class_weights(bins, classes, weights, n_bins)?;
-    let (k, n) = (n_bins.len(), classes.len());
-    let metric_rows = if want_ap { 2 * (k + 2) } else { k + 2 };
-    check_draws(n_draws, metric_rows)?;
+    if n_models == 0 || n_bins.len() % n_models != 0 {
+        return Err(Error::invalid(
+            "n_bins must hold the same number of classes for each of n_models >= 1 models",
+        ));
+    }
+    let k = n_bins.len() / n_models;
+    let class_weight = class_weights(bins, classes, weights, n_bins, k)?;
+    let (cols, n) = (n_bins.len(), classes.len());
+    let model_rows = if want_ap { 2 * (k + 2) } else { k + 2 };
+    check_draws(n_draws, model_rows * n_models)?;
     // Rows grouped by class, so that each class's row shares are one Dirichlet; within a class
-    // sorted by their own class's bin, which keeps the scatter below close to sequential.
+    // sorted by the first model's bin for their own class, which keeps the scatter below close
+    // to sequential.
     let mut order: Vec<usize> = (0..n).filter(|&i| weights[i] > 0.0).collect();
-    order.sort_by_key(|&i| (classes[i], bins[i * k + classes[i] as usize], i));
+    order.sort_by_key(|&i| (classes[i], bins[i * cols + classes[i] as usize], i));
     let mut class_start = vec![0usize; k + 1];
     for &i in &order {
         class_start[classes[i] as usize + 1] += 1;
@@ -476,23 +488,24 @@ pub fn multiclass_draws(
         class_shapes: &class_shapes,
         offsets: &offsets,
         n_bins,
+        n_classes: k,
         want_ap,
     };
-    let mut out = alloc_output(metric_rows * n_draws)?;
-    // The scatter is the hot loop (n K adds per draw): narrow bin indices to u16 when they
+    let mut out = alloc_output(model_rows * n_models * n_draws)?;
+    // The scatter is the hot loop (n M K adds per draw): narrow bin indices to u16 when they
     // fit, halving the memory it streams through.
     if n_bins.iter().all(|&m| m <= 1 << 16) {
         let sorted: Vec<u16> = order
             .iter()
-            .flat_map(|&i| bins[i * k..(i + 1) * k].iter().map(|&b| b as u16))
+            .flat_map(|&i| bins[i * cols..(i + 1) * cols].iter().map(|&b| b as u16))
             .collect();
-        job.run(&sorted, &mut out, metric_rows, n_draws, seed)?;
+        job.run(&sorted, &mut out, n_draws, seed)?;
     } else {
         let sorted: Vec<u32> = order
             .iter()
-            .flat_map(|&i| bins[i * k..(i + 1) * k].iter().copied())
+            .flat_map(|&i| bins[i * cols..(i + 1) * cols].iter().copied())
             .collect();
-        job.run(&sorted, &mut out, metric_rows, n_draws, seed)?;
+        job.run(&sorted, &mut out, n_draws, seed)?;
     }
     Ok(out)
 }
@@ -521,7 +534,7 @@ pub fn multiclass_joined_draws(
     seed: u64,
     want_ap: bool,
 ) -> Result<Vec<f64>> {
-    let class_weight = class_weights(bins, classes, weights, n_bins)?;
+    let class_weight = class_weights(bins, classes, weights, n_bins, n_bins.len())?;
     let k = n_bins.len();
     let metric_rows = if want_ap { 2 * (k + 2) } else { k + 2 };
     // Quantities joined: AUC_j (rows 0..k), ln T_c (k..2k), then AP_j (2k..3k).
@@ -776,101 +789,115 @@ struct MulticlassJob<'a> {
     /// Row shares within each class.
     row_shares: &'a [Shares],
     class_shapes: &'a [Gamma],
+    /// Where each column's (model m, class j at m K + j) bins start in one flat array.
     offsets: &'a [usize],
     n_bins: &'a [usize],
+    n_classes: usize,
     want_ap: bool,
 }
 
 impl MulticlassJob<'_> {
-    fn run<B>(
-        &self,
-        bins: &[B],
-        out: &mut [f64],
-        metric_rows: usize,
-        n_draws: usize,
-        seed: u64,
-    ) -> Result<()>
+    fn run<B>(&self, bins: &[B], out: &mut [f64], n_draws: usize, seed: u64) -> Result<()>
     where
         B: Copy + Into<u32> + Sync,
     {
-        let k = self.n_bins.len();
+        let (k, cols) = (self.n_classes, self.n_bins.len());
+        let n_models = cols / k;
+        let model_rows = if self.want_ap { 2 * (k + 2) } else { k + 2 };
         let total_bins: usize = self.n_bins.iter().sum();
-        fill_blocks(out, metric_rows, n_draws, seed, |streams, rows_out| {
-            let mut s = streams.sampler(0);
-            let (mut p, mut q) = (vec![0.0; total_bins], vec![0.0; total_bins]);
-            let mut share = vec![0.0; *self.class_start.last().unwrap_or(&0)];
-            let (mut ln_total, mut pi) = (vec![0.0; k], vec![0.0; k]);
-            let (mut global, mut runner_up) = (vec![0.0; k], vec![0.0; k]);
-            let (mut scale, mut inv_sum) = (vec![0.0; k], vec![0.0; k]);
-            for d in 0..rows_out[0].len() {
-                // One draw visits every row: a block of them can take a second.
-                if parallel::stopped() {
-                    return;
-                }
-                // Class shares π in log space, then row shares within each class.
-                for (l, g) in ln_total.iter_mut().zip(self.class_shapes) {
-                    *l = s.ln_gamma_variate(g);
-                }
-                // Unnormalised: each class's total is divided out through its scale below.
-                for (c, inv) in inv_sum.iter_mut().enumerate() {
-                    let range = self.class_start[c]..self.class_start[c + 1];
-                    *inv = 1.0 / self.row_shares[c].draw(&mut s, &mut share[range]);
-                }
-                // A class's negatives are the other classes weighted by their totals. Scale
-                // them relative to the largest total (global), except for the largest class
-                // itself, whose negatives are scaled relative to the runner-up: then no
-                // class's negatives can underflow to nothing.
-                let top = argmax(&ln_total);
-                let max = ln_total[top];
-                let second = (0..k)
-                    .filter(|&c| c != top)
-                    .map(|c| ln_total[c])
-                    .fold(f64::NEG_INFINITY, f64::max);
-                for c in 0..k {
-                    global[c] = (ln_total[c] - max).exp();
-                    runner_up[c] = (ln_total[c] - second).exp();
-                }
-                let sum: f64 = global.iter().sum();
-                pi.iter_mut().zip(&global).for_each(|(v, g)| *v = g / sum);
-                p.fill(0.0);
-                q.fill(0.0);
-                for c in 0..k {
-                    scale.fill(global[c] * inv_sum[c]);
-                    scale[top] = runner_up[c] * inv_sum[c];
-                    scale[c] = 0.0; // its own column: a positive, added below
-                    let rows = self.class_start[c]..self.class_start[c + 1];
-                    let row_bins = &bins[rows.start * k..rows.end * k];
-                    for (cells, &w) in row_bins.chunks_exact(k).zip(&share[rows]) {
-                        for ((&b, &offset), &f) in cells.iter().zip(self.offsets).zip(&scale) {
-                            q[offset + b.into() as usize] += w * f;
+        fill_blocks(
+            out,
+            model_rows * n_models,
+            n_draws,
+            seed,
+            |streams, rows_out| {
+                let mut s = streams.sampler(0);
+                let (mut p, mut q) = (vec![0.0; total_bins], vec![0.0; total_bins]);
+                let mut share = vec![0.0; *self.class_start.last().unwrap_or(&0)];
+                let (mut ln_total, mut pi) = (vec![0.0; k], vec![0.0; k]);
+                let (mut global, mut runner_up) = (vec![0.0; k], vec![0.0; k]);
+                let (mut scale, mut inv_sum) = (vec![0.0; cols], vec![0.0; k]);
+                for d in 0..rows_out[0].len() {
+                    // One draw visits every row: a block of them can take a second.
+                    if parallel::stopped() {
+                        return;
+                    }
+                    // Class shares π in log space, then row shares within each class.
+                    for (l, g) in ln_total.iter_mut().zip(self.class_shapes) {
+                        *l = s.ln_gamma_variate(g);
+                    }
+                    // Unnormalised: each class's total is divided out through its scale below.
+                    for (c, inv) in inv_sum.iter_mut().enumerate() {
+                        let range = self.class_start[c]..self.class_start[c + 1];
+                        *inv = 1.0 / self.row_shares[c].draw(&mut s, &mut share[range]);
+                    }
+                    // A class's negatives are the other classes weighted by their totals. Scale
+                    // them relative to the largest total (global), except for the largest class
+                    // itself, whose negatives are scaled relative to the runner-up: then no
+                    // class's negatives can underflow to nothing.
+                    let top = argmax(&ln_total);
+                    let max = ln_total[top];
+                    let second = (0..k)
+                        .filter(|&c| c != top)
+                        .map(|c| ln_total[c])
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    for c in 0..k {
+                        global[c] = (ln_total[c] - max).exp();
+                        runner_up[c] = (ln_total[c] - second).exp();
+                    }
+                    let sum: f64 = global.iter().sum();
+                    pi.iter_mut().zip(&global).for_each(|(v, g)| *v = g / sum);
+                    p.fill(0.0);
+                    q.fill(0.0);
+                    for c in 0..k {
+                        // Column m K + j is class j of model m.
+                        for (col, f) in scale.iter_mut().enumerate() {
+                            *f = match col % k {
+                                j if j == c => 0.0, // its own class: a positive, added below
+                                j if j == top => runner_up[c] * inv_sum[c],
+                                _ => global[c] * inv_sum[c],
+                            };
                         }
-                        p[self.offsets[c] + cells[c].into() as usize] += w;
+                        let rows = self.class_start[c]..self.class_start[c + 1];
+                        let row_bins = &bins[rows.start * cols..rows.end * cols];
+                        for (cells, &w) in row_bins.chunks_exact(cols).zip(&share[rows]) {
+                            for ((&b, &offset), &f) in cells.iter().zip(self.offsets).zip(&scale) {
+                                q[offset + b.into() as usize] += w * f;
+                            }
+                            for m in 0..n_models {
+                                let col = m * k + c;
+                                p[self.offsets[col] + cells[col].into() as usize] += w;
+                            }
+                        }
+                    }
+                    for (m, model_out) in rows_out.chunks_exact_mut(model_rows).enumerate() {
+                        let (mut auc_macro, mut auc_weighted) = (0.0, 0.0);
+                        let (mut ap_macro, mut ap_weighted) = (0.0, 0.0);
+                        for j in 0..k {
+                            let col = m * k + j;
+                            let range = self.offsets[col]..self.offsets[col] + self.n_bins[col];
+                            let (pj, qj) = (&p[range.clone()], &q[range]);
+                            let (sum_p, sum_q) = (pj.iter().sum::<f64>(), qj.iter().sum::<f64>());
+                            let (auc, ap) = auc_ap(pj, qj, sum_p, sum_q, pi[j], self.want_ap);
+                            model_out[j][d] = auc;
+                            auc_macro += auc;
+                            auc_weighted += pi[j] * auc;
+                            if self.want_ap {
+                                model_out[k + 2 + j][d] = ap;
+                                ap_macro += ap;
+                                ap_weighted += pi[j] * ap;
+                            }
+                        }
+                        model_out[k][d] = auc_macro / k as f64;
+                        model_out[k + 1][d] = auc_weighted.min(1.0);
+                        if self.want_ap {
+                            model_out[2 * k + 2][d] = ap_macro / k as f64;
+                            model_out[2 * k + 3][d] = ap_weighted.min(1.0);
+                        }
                     }
                 }
-                let (mut auc_macro, mut auc_weighted) = (0.0, 0.0);
-                let (mut ap_macro, mut ap_weighted) = (0.0, 0.0);
-                for j in 0..k {
-                    let range = self.offsets[j]..self.offsets[j] + self.n_bins[j];
-                    let (pj, qj) = (&p[range.clone()], &q[range]);
-                    let (sum_p, sum_q) = (pj.iter().sum::<f64>(), qj.iter().sum::<f64>());
-                    let (auc, ap) = auc_ap(pj, qj, sum_p, sum_q, pi[j], self.want_ap);
-                    rows_out[j][d] = auc;
-                    auc_macro += auc;
-                    auc_weighted += pi[j] * auc;
-                    if self.want_ap {
-                        rows_out[k + 2 + j][d] = ap;
-                        ap_macro += ap;
-                        ap_weighted += pi[j] * ap;
-                    }
-                }
-                rows_out[k][d] = auc_macro / k as f64;
-                rows_out[k + 1][d] = auc_weighted.min(1.0);
-                if self.want_ap {
-                    rows_out[2 * k + 2][d] = ap_macro / k as f64;
-                    rows_out[2 * k + 3][d] = ap_weighted.min(1.0);
-                }
-            }
-        })
+            },
+        )
     }
 }
 
@@ -1029,6 +1056,37 @@ mod tests {
     }
 
     #[test]
+    fn models_drawn_together_keep_their_own_draws_and_share_the_weights() {
+        // Model 0 is the layout of the test below; model 1 has other bins. Drawing both at
+        // once leaves model 0's draws bit-identical (the row weights depend on the seed and on
+        // model 0's order only), and a copy of model 0 as model 1 gets the very same draws.
+        let bin_of = [0u32, 1, 1, 2, 2, 2, 3, 0, 3, 1, 2, 0];
+        let other = [2u32, 0, 1, 1, 2, 0, 2, 1, 2, 0, 1, 2];
+        let class = [0u32, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 1];
+        let weights = [1.0, 2.0, 0.5, 1.0, 1.0, 1.0, 3.0, 1.0, 1.0, 1.0, 0.25, 1.0];
+        let one: Vec<u32> = bin_of.iter().flat_map(|&b| [3 - b, b]).collect();
+        let (n, rows) = (500, 8);
+        let alone = multiclass_draws(&one, &class, &weights, &[4, 4], 1, n, 3, true).unwrap();
+        let two: Vec<u32> = bin_of
+            .iter()
+            .zip(&other)
+            .flat_map(|(&b, &o)| [3 - b, b, 2 - o, o])
+            .collect();
+        let both = multiclass_draws(&two, &class, &weights, &[4, 4, 3, 3], 2, n, 3, true).unwrap();
+        assert_eq!(&both[..rows * n], &alone[..]);
+        assert_ne!(&both[rows * n..], &alone[..]);
+        let twice: Vec<u32> = one
+            .chunks_exact(2)
+            .flat_map(|c| [c[0], c[1], c[0], c[1]])
+            .collect();
+        let copies =
+            multiclass_draws(&twice, &class, &weights, &[4, 4, 4, 4], 2, n, 3, true).unwrap();
+        assert_eq!(&copies[..rows * n], &copies[rows * n..]);
+        assert!(multiclass_draws(&two, &class, &weights, &[4, 4, 3], 2, n, 3, true).is_err());
+        assert!(multiclass_draws(&two, &class, &weights, &[4, 4, 3, 3], 0, n, 3, true).is_err());
+    }
+
+    #[test]
     fn mirrored_two_classes_have_one_auc_in_both_kernels() {
         // Class 1's scores ascend with the bin; class 0's score is 1 - that, so its bins run
         // the other way: the two one-vs-rest AUCs are the same number in every draw.
@@ -1037,7 +1095,7 @@ mod tests {
         let weights = [1.0, 2.0, 0.5, 1.0, 1.0, 1.0, 3.0, 1.0, 1.0, 1.0, 0.25, 1.0];
         let bins: Vec<u32> = bin_of.iter().flat_map(|&b| [3 - b, b]).collect();
         let n = 3000;
-        let multi = multiclass_draws(&bins, &class, &weights, &[4, 4], n, 8, true).unwrap();
+        let multi = multiclass_draws(&bins, &class, &weights, &[4, 4], 1, n, 8, true).unwrap();
         for d in 0..n {
             // Rows: AUC[0], AUC[1], macro, weighted, AP[0], AP[1], macro, weighted.
             let (a0, a1) = (multi[d], multi[n + d]);
@@ -1050,13 +1108,13 @@ mod tests {
                 .num_threads(t)
                 .build()
                 .unwrap()
-                .install(|| multiclass_draws(&bins, &class, &weights, &[4, 4], n, 9, true))
+                .install(|| multiclass_draws(&bins, &class, &weights, &[4, 4], 1, n, 9, true))
                 .unwrap()
         };
         assert_eq!(threads(1), threads(2));
         let missing = [0u32; 12];
-        assert!(multiclass_draws(&bins, &missing, &weights, &[4, 4], n, 8, false).is_err());
-        assert!(multiclass_draws(&bins[..4], &class, &weights, &[4, 4], n, 8, false).is_err());
+        assert!(multiclass_draws(&bins, &missing, &weights, &[4, 4], 1, n, 8, false).is_err());
+        assert!(multiclass_draws(&bins[..4], &class, &weights, &[4, 4], 1, n, 8, false).is_err());
         // The joined kernel draws the two AUCs separately, but their correlation is 1: the
         // copula gives their draws identical ranks.
         let out = multiclass_joined_draws(&bins, &class, &weights, &[4, 4], n, 8, false).unwrap();

@@ -289,10 +289,12 @@ def test_compare_paired_independent_and_ranking(files: dict[str, Path]) -> None:
     result = json.loads(out.stdout)["result"]
     assert result["hdi_low"] == pytest.approx(paired.summary()["hdi_low"], abs=1e-12)
     out = _run(*base, "--metric", "average_precision", "--format", "json")
+    result = json.loads(out.stdout)["result"]
+    assert result["paired"] is True
+    paired = pe.compare_paired(y, y_score_a=a, y_score_b=b, metric="average_precision", rng=0)
+    assert result["hdi_low"] == pytest.approx(paired.summary()["hdi_low"], abs=1e-12)
+    out = _run(*base, "--metric", "average_precision", "--independent", "--format", "json")
     assert json.loads(out.stdout)["result"]["paired"] is False
-    out = _run(*base, "--metric", "average_precision", "--paired")
-    assert out.returncode == 2
-    assert "use --independent" in out.stderr
 
 
 def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]) -> None:

@@ -884,9 +884,10 @@ def test_labelling_plans_are_valid_samples_with_proper_posteriors(
         max_size=60,
     ),
     rope=st.floats(0.0, 0.5),
+    metric=st.sampled_from(["roc_auc", "average_precision"]),
 )
 def test_paired_auc_is_a_proper_pair_of_posteriors(
-    rows: list[tuple[bool, float, float, float]], rope: float
+    rows: list[tuple[bool, float, float, float]], rope: float, metric: str
 ) -> None:
     y, a, b, w = (np.array(c) for c in zip(*rows, strict=True))
     try:
@@ -894,7 +895,7 @@ def test_paired_auc_is_a_proper_pair_of_posteriors(
             y,
             y_score_a=a,
             y_score_b=b,
-            metric="roc_auc",
+            metric=metric,
             rope=rope,
             sample_weight=w,
             n_samples=200,
@@ -909,6 +910,35 @@ def test_paired_auc_is_a_proper_pair_of_posteriors(
     diff = cmp.difference.samples
     assert np.all((diff >= -1.0) & (diff <= 1.0))
     assert 0.0 <= cmp.p_rope <= 1.0
+
+
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(0, 2),
+            st.lists(st.floats(0, 1), min_size=3, max_size=3),
+            st.lists(st.floats(0, 1), min_size=3, max_size=3),
+        ),
+        min_size=3,
+        max_size=50,
+    ),
+    metric=st.sampled_from(["roc_auc_macro", "roc_auc_weighted", "average_precision_macro"]),
+)
+def test_paired_multiclass_scores_give_proper_posteriors(
+    rows: list[tuple[int, list[float], list[float]]], metric: str
+) -> None:
+    y = np.array([r[0] for r in rows])
+    a, b = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
+    try:
+        cmp = pe.compare_paired(y, y_score_a=a, y_score_b=b, metric=metric, n_samples=200, rng=0)
+    except ValueError as error:  # fewer than three classes among the rows
+        if not any(word in str(error) for word in ("columns", "binary", "class")):
+            raise
+        return
+    for post in (cmp.a, cmp.b):
+        _check_posterior(post)
+    same = pe.compare_paired(y, y_score_a=a, y_score_b=a, metric=metric, n_samples=50, rng=0)
+    assert np.all(same.difference.samples == 0.0)
 
 
 @given(

@@ -186,6 +186,7 @@ def multiclass_auc_draws(
     seed: int,
     want_ap: bool,
     per_row: bool,
+    n_models: int = 1,
 ) -> npt.NDArray[np.float64]: ...
 def labelfree_fit(
     scores: npt.NDArray[np.float64],

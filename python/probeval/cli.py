@@ -328,7 +328,7 @@ def _compare(args: argparse.Namespace) -> Output:
     pos_label = _pos_label(args.pos_label, truth)
     if metric in ("roc_auc", "average_precision") and not (_is_score(a) and _is_score(b)):
         raise UsageError(f"{metric} needs scores in [0, 1] in --model-a and --model-b")
-    if metric == "roc_auc" and not args.independent:
+    if metric in ("roc_auc", "average_precision") and not args.independent:
         comparison = compare_paired(
             truth,
             y_score_a=a,
@@ -340,18 +340,7 @@ def _compare(args: argparse.Namespace) -> Output:
             pos_label=pos_label,
         )
         note = "paired comparison: one Bayesian-bootstrap weight per row, shared by A and B"
-    elif metric == "average_precision":
-        if args.paired:
-            raise UsageError(f"a paired comparison of {metric} is not available; use --independent")
-        posts = [
-            ScoreSummary.from_scores(truth, s, pos_label=pos_label).posterior(
-                metric, n_samples=args.samples, rng=args.seed
-            )
-            for s in (a, b)
-        ]
-        comparison = compare(posts[0], posts[1], rope=args.rope, rng=args.seed)
-        note = "independent comparison (the rows' pairing is not used for average precision)"
-    elif metric == "roc_auc":
+    elif metric in ("roc_auc", "average_precision"):
         posts = [
             ScoreSummary.from_scores(truth, s, pos_label=pos_label).posterior(
                 metric, n_samples=args.samples, rng=args.seed

@@ -4,6 +4,7 @@
 use super::convert::{flat, run, shaped};
 use crate::{auc, binning};
 use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// (distinct values ascending, positive weight, negative weight).
@@ -131,9 +132,12 @@ pub(super) fn auc_draws_per_row<'py>(
     shaped(py, out, [2, n_samples])
 }
 
-/// One-vs-rest AUC (then AP) draws with shared row weights; rows: classes, macro, weighted.
-/// `per_row`: the exact O(n K)-per-draw kernel; otherwise binned marginals joined by copula.
+/// One-vs-rest AUC (then AP) draws with shared row weights; rows per model: classes, macro,
+/// weighted. `per_row`: the exact O(n M K)-per-draw kernel, which also draws `n_models` models
+/// on the same row weights (their columns side by side in `bins`); otherwise binned marginals
+/// joined by copula (one model).
 #[pyfunction]
+#[pyo3(signature = (bins, classes, weights, n_bins, n_samples, seed, want_ap, per_row, n_models = 1))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn multiclass_auc_draws<'py>(
     py: Python<'py>,
@@ -145,16 +149,26 @@ pub(super) fn multiclass_auc_draws<'py>(
     seed: u64,
     want_ap: bool,
     per_row: bool,
+    n_models: usize,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    if n_models == 0 || n_bins.len() % n_models != 0 || (!per_row && n_models != 1) {
+        return Err(PyValueError::new_err(format!(
+            "n_models must divide the {} columns and be 1 unless per_row, got {n_models}",
+            n_bins.len()
+        )));
+    }
     let (bins, classes, weights) = (flat(&bins), flat(&classes), flat(&weights));
-    let rows = (n_bins.len() + 2) * if want_ap { 2 } else { 1 };
-    let kernel = if per_row {
-        auc::multiclass_draws
-    } else {
-        auc::multiclass_joined_draws
-    };
+    let rows = n_models * (n_bins.len() / n_models + 2) * if want_ap { 2 } else { 1 };
     let out = run(py, || {
-        kernel(&bins, &classes, &weights, &n_bins, n_samples, seed, want_ap)
+        if per_row {
+            auc::multiclass_draws(
+                &bins, &classes, &weights, &n_bins, n_models, n_samples, seed, want_ap,
+            )
+        } else {
+            auc::multiclass_joined_draws(
+                &bins, &classes, &weights, &n_bins, n_samples, seed, want_ap,
+            )
+        }
     })?;
     shaped(py, out, [rows, n_samples])
 }

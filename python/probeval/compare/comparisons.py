@@ -48,10 +48,13 @@ from probeval._util.validation import (
     check_zero_division,
     describe,
 )
+from probeval.base.metrics import is_score_metric, resolve_score_metric
 from probeval.base.posterior import Posterior
 from probeval.base.priors import Prior, resolve_prior
 from probeval.compare.decisions import Decision, decide
 from probeval.labels.confusion import ConfusionMatrix
+from probeval.labels.evaluation import column_labels, score_matrix
+from probeval.labels.scores import joint_score_posteriors
 
 __all__ = ["Comparison", "compare", "compare_paired", "vs_random"]
 
@@ -347,10 +350,14 @@ def compare_paired(
     ``y_true``, ``y_pred_a``, ``y_pred_b`` and ``sample_weight`` name its columns:
     ``compare_paired(df, y_true="label", y_pred_a="model_a", y_pred_b="model_b")``.
 
-    ROC AUC is compared on the two models' scores (``y_score_a``, ``y_score_b``, binary
-    data, ``metric="roc_auc"``) by the per-row Bayesian bootstrap with one weight per row and
-    draw shared by both models, so the difference keeps their correlation (two independent
-    posteriors ignore it). O(rows) per draw; its spread agrees with DeLong's paired test.
+    ROC AUC and average precision are compared on the two models' scores (``y_score_a``,
+    ``y_score_b``) by the per-row Bayesian bootstrap with one weight per row and draw shared by
+    both models, so the difference keeps their correlation (two independent posteriors ignore
+    it). Binary data take one score per row (``metric="roc_auc"`` or ``"average_precision"``);
+    multiclass data take (n, K) score matrices whose columns follow ``labels`` (default: the
+    sorted classes) and a one-vs-rest name: ``roc_auc_macro``, ``roc_auc_weighted``,
+    ``average_precision_macro``, ``roc_auc[cat]``. O(rows x columns) per draw; the spread of
+    a binary AUC difference agrees with DeLong's paired test.
 
     Returns
     -------
@@ -375,8 +382,17 @@ def compare_paired(
             raise TypeError("a paired ranking comparison needs y_true, y_score_a and y_score_b")
         if y_pred_a is not None or y_pred_b is not None:
             raise TypeError("give the models' scores or their predictions, not both")
-        return _paired_auc(
-            y_true, y_score_a, y_score_b, metric, rope, n_samples, rng, sample_weight, pos_label
+        return _paired_scores(
+            y_true,
+            y_score_a,
+            y_score_b,
+            metric,
+            rope,
+            n_samples,
+            rng,
+            sample_weight,
+            labels,
+            pos_label,
         )
     if y_true is None or y_pred_a is None or y_pred_b is None:
         raise TypeError("compare_paired needs y_true, y_pred_a and y_pred_b")
@@ -476,7 +492,7 @@ def compare_paired(
     )
 
 
-def _paired_auc(
+def _paired_scores(
     y_true: Any,
     y_score_a: Any,
     y_score_b: Any,
@@ -485,56 +501,65 @@ def _paired_auc(
     n_samples: int,
     rng: Any,
     sample_weight: Any,
+    labels: Any,
     pos_label: Any,
 ) -> Comparison:
-    """ROC AUC of two models on the same rows, one Bayesian-bootstrap weight per row shared by
-    both: the two-column case of the one-vs-rest kernel, with model A's scores mirrored so that
-    "class 0 vs rest" on them is model A's AUC and "class 1 vs rest" on B's is model B's."""
-    from probeval.labels.scores import _MulticlassScores
-
-    if not isinstance(metric, str) or metric.strip().lower() != "roc_auc":
+    """ROC AUC or average precision of two models on the same rows, one Bayesian-bootstrap
+    weight per row shared by both (binary scores, or one-vs-rest on (n, K) multiclass scores)."""
+    if not is_score_metric(metric):
         raise ValueError(
-            f"paired comparisons of scores cover metric='roc_auc', got {metric!r} (average "
-            "precision and multiclass AUC are not available paired yet)"
+            "paired comparisons of scores cover roc_auc and average_precision (binary) and "
+            f"their _macro, _weighted and [class] forms (multiclass), got metric={metric!r}"
         )
-    truth = as_labels("y_true", y_true)
-    a = as_float_1d("y_score_a", y_score_a)
-    b = as_float_1d("y_score_b", y_score_b)
-    check_same_length(y_true=truth, y_score_a=a, y_score_b=b)
-    order = resolve_labels(observed_classes(truth), None, pos_label)
-    if len(order) != 2:
-        raise ValueError(f"a paired ROC AUC needs binary y_true, found the classes {order!r}")
-    if pos_label is None and not is_standard_binary(order):
-        raise ValueError(
-            f"y_true has the classes {order!r}; pass pos_label=... to say which one the scores "
-            "are the probability of"
-        )
-    positive = encode(truth, order) == 1
+    matrix_a = score_matrix(y_score_a, "y_score_a")
+    matrix_b = score_matrix(y_score_b, "y_score_b")
+    if (matrix_a is None) != (matrix_b is None):
+        raise ValueError("y_score_a and y_score_b must both be one score per row or both (n, K)")
+    if matrix_a is not None and matrix_b is not None:
+        truth, order = column_labels(y_true, matrix_a.shape[1], labels)
+        if matrix_b.shape != matrix_a.shape:
+            raise ValueError(
+                f"y_score_a and y_score_b must have the same shape, got {matrix_a.shape} "
+                f"and {matrix_b.shape}"
+            )
+        check_same_length(y_true=truth, y_score_a=matrix_a, y_score_b=matrix_b)
+        models = [matrix_a, matrix_b]
+        if len(order) == 2:
+            # Binary data as predict_proba gives them: the positive class's column.
+            if pos_label is not None and pos_label == order[0]:
+                order, models = order[::-1], [m[:, ::-1] for m in models]
+            models = [np.column_stack([-m[:, 1], m[:, 1]]) for m in models]
+    else:
+        truth = as_labels("y_true", y_true)
+        a = as_float_1d("y_score_a", y_score_a)
+        b = as_float_1d("y_score_b", y_score_b)
+        check_same_length(y_true=truth, y_score_a=a, y_score_b=b)
+        order = resolve_labels(observed_classes(truth), labels, pos_label)
+        if len(order) != 2:
+            raise ValueError(
+                f"one score per row needs binary y_true, found the classes {order!r}; give "
+                "multiclass models as (n, K) score matrices"
+            )
+        if labels is None and pos_label is None and not is_standard_binary(order):
+            raise ValueError(
+                f"y_true has the classes {order!r}; pass pos_label=... to say which one the "
+                "scores are the probability of"
+            )
+        models = [np.column_stack([-a, a]), np.column_stack([-b, b])]
+    spec = resolve_score_metric(metric, order, binary=len(order) == 2)
     weights = (
         np.ones(len(truth))
         if sample_weight is None
         else as_weights("sample_weight", sample_weight, len(truth))
     )
     check_some_weight("sample_weight", weights)
-    n = check_n_samples(n_samples)
-    seed = seed_from(rng)
-    observed = []
-    for scores in (a, b):
-        _, pos, neg = _core.unique_scores(np.ascontiguousarray(scores), positive, weights)
-        observed.append(float(_core.auc_point(pos, neg)[0]))
-    codes = positive.astype(np.intp)
-    data = _MulticlassScores.build(codes, np.column_stack([-a, b]), weights, None)
-    check_memory(
-        4 * n,
-        request=f"n_samples={n:,} for two paired ROC AUC posteriors",
-        alternative="ask for fewer n_samples",
-    )
-    rows = _core.multiclass_auc_draws(
-        data.bins, data.classes, data.weights, data.n_bins, n, derive(seed, 0), False, True
-    )
-    post_a, post_b = (
-        Posterior("roc_auc", samples=np.ascontiguousarray(rows[i]), observed=observed[i])
-        for i in (0, 1)
+    post_a, post_b = joint_score_posteriors(
+        encode(truth, order).astype(np.intp),
+        models,
+        weights,
+        spec,
+        n_samples=check_n_samples(n_samples),
+        seed=derive(seed_from(rng), 0),
     )
     return Comparison(
         post_a,

@@ -9,8 +9,8 @@ probability that one is better and that they are practically equivalent (ROPE).
   prediction) — the M-model version of :func:`~probeval.compare_paired`'s joint table, with
   the prior spread so that each model's own confusion matrix gets the Dirichlet
   :func:`~probeval.evaluate` gives it. Binary data.
-* Scores with ``metric="roc_auc"``: the per-row Bayesian bootstrap, one weight per row and draw
-  shared by every model (as in the paired ROC AUC).
+* Scores with ``metric="roc_auc"`` or ``"average_precision"``: the per-row Bayesian bootstrap,
+  one weight per row and draw shared by every model (as in the paired comparison of scores).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 from probeval import _core
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
-from probeval._util.rng import seed_from
+from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
     as_float_1d,
@@ -35,25 +35,39 @@ from probeval._util.validation import (
     check_zero_division,
     describe,
 )
-from probeval.base.metrics import metric_info, resolve_metric
+from probeval.base.metrics import (
+    is_score_metric,
+    metric_info,
+    resolve_metric,
+    resolve_score_metric,
+)
 from probeval.base.posterior import Posterior
 from probeval.base.priors import resolve_prior
+from probeval.labels.scores import joint_score_posteriors
 
 __all__ = ["Ranking", "rank_models"]
-
-#: Draws of the row weights held at once (scores): draws x rows doubles per block.
-_BLOCK = 256
 
 
 class Ranking(ValueEquality):
     """The joint posterior of several models' metric and of their ranks (see
     :func:`rank_models`)."""
 
-    def __init__(self, metric: str, names: list[str], samples: np.ndarray, rope: float) -> None:
+    def __init__(
+        self,
+        metric: str,
+        names: list[str],
+        samples: np.ndarray,
+        rope: float,
+        observed: np.ndarray | None = None,
+    ) -> None:
         self.metric = metric
         self.names = names
         #: (models, draws) samples of the metric, from one joint posterior.
         self.samples = samples
+        #: Each model's metric on the data themselves (NaN when not known).
+        self.observed = (
+            np.full(samples.shape[0], np.nan) if observed is None else np.asarray(observed)
+        )
         self.rope = rope
         better = metric_info(metric).better
         if better == "neither":
@@ -71,7 +85,11 @@ class Ranking(ValueEquality):
     def posterior(self, name: str) -> Posterior:
         """One model's metric posterior (its marginal of the joint draws)."""
         i = self._index(name)
-        return Posterior(self.metric, samples=np.ascontiguousarray(self.samples[i]))
+        return Posterior(
+            self.metric,
+            samples=np.ascontiguousarray(self.samples[i]),
+            observed=float(self.observed[i]),
+        )
 
     def _index(self, name: str) -> int:
         if name not in self.names:
@@ -182,10 +200,11 @@ def rank_models(
     y_true : array-like
         Binary true labels.
     predictions : dict of name to array-like, or list of array-like
-        Each model's predicted labels — or, with ``metric="roc_auc"``, its scores.
+        Each model's predicted labels — or, with ``metric="roc_auc"`` or
+        ``"average_precision"``, its scores.
     metric : str
-        A binary confusion-matrix metric, or ``"roc_auc"`` for scores. Lower-is-better metrics
-        (fpr, fnr, ...) rank the lowest first.
+        A binary confusion-matrix metric, or ``"roc_auc"`` / ``"average_precision"`` for
+        scores. Lower-is-better metrics (fpr, fnr, ...) rank the lowest first.
     rope : float
         Differences within ``rope`` count as practically equivalent in :meth:`Ranking.p_rope`
         and not as better in :meth:`Ranking.p_better`.
@@ -230,14 +249,34 @@ def rank_models(
         request=f"n_samples={n:,} for {len(names)} models",
         alternative="ask for fewer n_samples",
     )
-    if isinstance(metric, str) and metric.strip().lower() == "roc_auc":
-        samples = _auc_samples(truth, names, columns, pos_label, n, seed)
-        return Ranking("roc_auc", names, samples, rope_value)
     order, positive = _binary_truth(truth, pos_label)
+    if is_score_metric(metric):
+        spec = resolve_score_metric(metric, order, binary=True)
+        scores = []
+        for name, column in zip(names, columns, strict=True):
+            values = as_float_1d(f"predictions[{name!r}]", column)
+            check_same_length(y_true=truth, **{f"predictions[{name!r}]": values})
+            scores.append(np.column_stack([-values, values]))
+        posteriors = joint_score_posteriors(
+            positive.astype(np.intp),
+            scores,
+            np.ones(len(truth)),
+            spec,
+            n_samples=n,
+            seed=derive(seed, 0),
+        )
+        return Ranking(
+            spec.name,
+            names,
+            np.array([p.samples for p in posteriors]),
+            rope_value,
+            np.array([p.observed for p in posteriors]),
+        )
     spec = resolve_metric(metric, order, binary=True)
     if spec.kernel != "binary":
         raise ValueError(
-            f"metric must be a binary confusion-matrix metric or roc_auc, got {metric!r}"
+            "metric must be a binary confusion-matrix metric, roc_auc or average_precision, "
+            f"got {metric!r}"
         )
     predicted = []
     for name, column in zip(names, columns, strict=True):
@@ -249,17 +288,19 @@ def rank_models(
                 f"predictions[{name!r}] holds classes not in y_true: {sorted(unknown, key=repr)!r}"
             )
         predicted.append(encode(labels, order) == 1)
-    samples = _label_samples(
-        positive,
-        np.array(predicted),
-        spec.name,
-        prior,
-        n,
-        seed,
-        check_beta(beta),
-        check_zero_division(zero_division),
-    )
-    return Ranking(spec.name, names, samples, rope_value)
+    said = np.array(predicted)
+    checked_beta, zd = check_beta(beta), check_zero_division(zero_division)
+    samples = _label_samples(positive, said, spec.name, prior, n, seed, checked_beta, zd)
+    counts = np.column_stack(
+        [
+            (said & positive).sum(axis=1),
+            (said & ~positive).sum(axis=1),
+            (~said & ~positive).sum(axis=1),
+            (~said & positive).sum(axis=1),
+        ]
+    ).astype(np.float64)
+    observed = _core.binary_metric_rows(counts, [spec.name], checked_beta, zd)[0]
+    return Ranking(spec.name, names, samples, rope_value, observed)
 
 
 def _binary_truth(truth: np.ndarray, pos_label: Any) -> tuple[list[Any], np.ndarray]:
@@ -319,35 +360,3 @@ def _label_samples(
                 0
             ]
     return samples
-
-
-def _auc_samples(
-    truth: np.ndarray, names: list[str], columns: list[Any], pos_label: Any, n: int, seed: int
-) -> np.ndarray:
-    """Draws of every model's ROC AUC under one per-row Bayesian bootstrap."""
-    _, positive = _binary_truth(truth, pos_label)
-    scores = []
-    for name, column in zip(names, columns, strict=True):
-        values = as_float_1d(f"predictions[{name!r}]", column)
-        check_same_length(y_true=truth, **{f"predictions[{name!r}]": values})
-        scores.append(values)
-    # Per model: rows sorted by score and the boundaries of tied groups.
-    layouts = []
-    for values in scores:
-        rank = np.argsort(values, kind="stable")
-        starts = np.flatnonzero(np.r_[True, np.diff(values[rank]) != 0])
-        layouts.append((rank, starts))
-    generator = np.random.default_rng(seed)
-    out = np.empty((len(names), n))
-    pos = positive.astype(np.float64)
-    for start in range(0, n, _BLOCK):
-        stop = min(n, start + _BLOCK)
-        weights = generator.standard_exponential((stop - start, truth.size))
-        wp, wn = weights * pos, weights * (1.0 - pos)
-        total_p, total_n = wp.sum(axis=1), wn.sum(axis=1)
-        for j, (rank, starts) in enumerate(layouts):
-            p = np.add.reduceat(wp[:, rank], starts, axis=1)
-            q = np.add.reduceat(wn[:, rank], starts, axis=1)
-            below = np.cumsum(q, axis=1) - q  # negatives strictly below each score
-            out[j, start:stop] = (p * (below + 0.5 * q)).sum(axis=1) / (total_p * total_n)
-    return out

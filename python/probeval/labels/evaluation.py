@@ -194,7 +194,7 @@ def _resolve_metrics(
     return unique, [s for s in unique if s.kernel == "scores"]
 
 
-def _score_matrix(y_score: Any) -> np.ndarray | None:
+def score_matrix(y_score: Any, name: str = "y_score") -> np.ndarray | None:
     """``y_score`` as an (n, K) float array when it is two-dimensional, else None."""
     if isinstance(y_score, (str, bytes)) or y_score is None:
         return None
@@ -202,21 +202,21 @@ def _score_matrix(y_score: Any) -> np.ndarray | None:
     if array.ndim != 2:
         return None
     if array.dtype.kind not in "biuf":
-        raise TypeError(f"y_score must hold numbers, got dtype {array.dtype}")
+        raise TypeError(f"{name} must hold numbers, got dtype {array.dtype}")
     if array.shape[0] == 0 or array.shape[1] < 2:
         raise ValueError(
-            f"a two-dimensional y_score must have shape (n, K) with n >= 1 and K >= 2, got "
+            f"a two-dimensional {name} must have shape (n, K) with n >= 1 and K >= 2, got "
             f"{array.shape}"
         )
     matrix = np.ascontiguousarray(array, dtype=np.float64)
     if not np.isfinite(matrix).all():
         row, column = (int(i[0]) for i in np.nonzero(~np.isfinite(matrix)))
         bad = float(matrix[row, column])
-        raise ValueError(f"y_score must be finite, found {bad!r} at row {row}, column {column}")
+        raise ValueError(f"{name} must be finite, found {bad!r} at row {row}, column {column}")
     return matrix
 
 
-def _column_labels(y_true: Any, n_columns: int, labels: Any) -> tuple[np.ndarray, list[Any]]:
+def column_labels(y_true: Any, n_columns: int, labels: Any) -> tuple[np.ndarray, list[Any]]:
     """Labels and the class order the columns of a (n, K) y_score follow."""
     truth = as_labels("y_true", y_true)
     order = resolve_labels(observed_classes(truth), labels, None)
@@ -357,7 +357,7 @@ def evaluate(
         )
     if sample_weight is not None and not isinstance(y_true, ConfusionMatrix):
         check_some_weight("sample_weight", sample_weight)
-    matrix = _score_matrix(y_score)
+    matrix = score_matrix(y_score)
     weights = None
     truth: np.ndarray | None = None
     order: list[Any] = []
@@ -368,7 +368,7 @@ def evaluate(
             )
         confusion = y_true
     elif matrix is not None:
-        truth, order = _column_labels(y_true, matrix.shape[1], labels)
+        truth, order = column_labels(y_true, matrix.shape[1], labels)
         weights = (
             None
             if sample_weight is None

@@ -604,20 +604,79 @@ def multiclass_score_posteriors(
             f"one-vs-rest ROC AUC needs every class in y_true; classes at columns {missing} "
             "have no rows"
         )
-    # Exact point values per class, from the distinct scores (as scikit-learn computes them).
-    points = np.empty((2, k))
-    for j in range(k):
-        _, pos, neg = _core.unique_scores(np.ascontiguousarray(scores[:, j]), codes == j, weights)
-        points[:, j] = _core.auc_point(pos, neg)
+    points = _ovr_points(codes, scores, weights)
     support = per_class / per_class.sum()
-    observed = []
-    for spec in specs:
-        values = points[0 if spec.base == "roc_auc" else 1]
-        if spec.average == "class":
-            observed.append(float(values[spec.class_index]))
-        elif spec.average == "macro":
-            observed.append(float(values.mean()))
-        else:
-            observed.append(float(values @ support))
+    observed = [_ovr_value(points, spec, support) for spec in specs]
     data = _MulticlassScores.build(codes, scores, weights, max_bins)
     return _multiclass_posteriors(data, specs, observed, n_samples, derive(seed, 0))
+
+
+def _ovr_points(codes: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Exact one-vs-rest (AUC, AP) of every column, from the distinct scores (as scikit-learn
+    computes them): shape (2, K)."""
+    points = np.empty((2, scores.shape[1]))
+    for j in range(scores.shape[1]):
+        _, pos, neg = _core.unique_scores(np.ascontiguousarray(scores[:, j]), codes == j, weights)
+        points[:, j] = _core.auc_point(pos, neg)
+    return points
+
+
+def _ovr_value(points: np.ndarray, spec: MetricSpec, support: np.ndarray) -> float:
+    """The value ``spec`` names from the per-class points of :func:`_ovr_points`."""
+    values = points[0 if spec.base == "roc_auc" else 1]
+    if spec.average == "class":
+        return float(values[spec.class_index])
+    if spec.average == "macro":
+        return float(values.mean())
+    return float(values @ support)
+
+
+def joint_score_posteriors(
+    codes: np.ndarray,
+    models: list[np.ndarray],
+    weights: np.ndarray,
+    spec: MetricSpec,
+    *,
+    n_samples: int,
+    seed: int,
+) -> list[Posterior]:
+    """One score metric of several models on the same rows, drawn jointly: one per-row
+    Bayesian-bootstrap weight per row and draw shared by every model, so that differences and
+    ranks keep the models' correlation.
+
+    ``models`` are (n, K) score matrices whose columns follow the classes of ``codes``. A
+    binary metric (``spec.average == ""``) takes each model as the two columns
+    ``[-score, score]``: its class-1 one-vs-rest AUC and AP are the binary ones.
+    """
+    k = models[0].shape[1]
+    per_class = np.bincount(codes, weights=weights, minlength=k)
+    if (per_class <= 0).any():
+        raise ValueError(f"{spec.base} needs every class of y_true among the weighted rows")
+    support = per_class / per_class.sum()
+    want_ap = spec.base == "average_precision"
+    resolved = spec if spec.average else MetricSpec(spec.name, spec.base, "scores", "class", 1)
+    observed = [_ovr_value(_ovr_points(codes, m, weights), resolved, support) for m in models]
+    model_rows = (k + 2) * (1 + want_ap)
+    check_memory(
+        n_samples * model_rows * len(models),
+        request=f"n_samples={n_samples:,} for the {spec.name} of {len(models)} models",
+        alternative="ask for fewer n_samples",
+    )
+    data = _MulticlassScores.build(codes, np.column_stack(models), weights, None)
+    rows = _core.multiclass_auc_draws(
+        data.bins,
+        data.classes,
+        data.weights,
+        data.n_bins,
+        n_samples,
+        seed,
+        want_ap,
+        True,
+        len(models),
+    ).reshape(len(models), model_rows, n_samples)
+    offset = k + 2 if want_ap else 0
+    row = {"class": resolved.class_index, "macro": k, "weighted": k + 1}[resolved.average]
+    return [
+        Posterior(spec.name, samples=np.ascontiguousarray(draws[offset + row]), observed=value)
+        for draws, value in zip(rows, observed, strict=True)
+    ]
