@@ -46,6 +46,19 @@ X2 = np.arange(40.0).reshape(20, 2)
 Y2 = np.array([0, 1] * 10)
 
 CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
+    # folds
+    (
+        "aggregate_folds-not-a-sequence",
+        lambda: pe.aggregate_folds(CM, metric="f1"),
+        TypeError,
+        "folds",
+    ),
+    (
+        "compare_folds-rope",
+        lambda: pe.compare_folds([0.1, 0.3], [0.2, 0.2], metric="f1", rope=-1),
+        ValueError,
+        "rope",
+    ),
     # evaluate: arrays
     ("evaluate-length-mismatch", lambda: pe.evaluate(Y, P[:3]), ValueError, "same length"),
     ("evaluate-empty", lambda: pe.evaluate([], []), ValueError, "y_true must not be empty"),
@@ -1539,6 +1552,8 @@ N_SAMPLES_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
     ("compare", lambda v: pe.compare(POST, POST, n_samples=v)),
     ("compare_paired", lambda v: pe.compare_paired(Y6, P6, P6, n_samples=v)),
     ("rank_models", lambda v: pe.rank_models(Y6, [P6, Y6], n_samples=v)),
+    ("aggregate_folds", lambda v: pe.aggregate_folds([CM, CM], metric="f1", n_samples=v)),
+    ("compare_folds", lambda v: pe.compare_folds([0.1, 0.3], [0.2, 0.2], metric="f1", n_samples=v)),
     ("calibration", lambda v: pe.calibration(Y6, S6, n_samples=v)),
     ("curves", lambda v: pe.curves(Y6, S6, n_samples=v)),
     (
@@ -1600,6 +1615,11 @@ CI_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
     ("plan_sample_size", lambda v: pe.plan_sample_size("accuracy", 0.1, expected=0.8, ci=v)),
     ("calibration", lambda v: pe.calibration(Y6, S6, n_samples=9, ci=v)),
     ("roc_band", lambda v: pe.curves(Y6, S6, n_samples=9, rng=0).roc_band(v)),
+    ("fold_summary", lambda v: pe.aggregate_folds([CM, CM], metric="f1", n_samples=9).summary(v)),
+    (
+        "fold_comparison",
+        lambda v: pe.compare_folds([0.1, 0.3], [0.2, 0.2], metric="f1", n_samples=9).summary(v),
+    ),
 ]
 
 CI_CLASSES: list[tuple[str, Any, type[Exception]]] = [

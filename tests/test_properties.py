@@ -1017,3 +1017,40 @@ def test_curve_bands_are_proper(rows: list[tuple[bool, float, float]], level: fl
     post = report.recall_at_precision(0.5)
     assert np.all((post.samples >= 0) & (post.samples <= 1))
     assert 0.0 <= report.p_operating_point(0.0, precision=0.5, recall=0.5) <= 1.0
+
+
+@given(
+    values=st.lists(
+        st.tuples(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.integers(0, 60)),
+        min_size=2,
+        max_size=8,
+    ),
+    method=st.sampled_from(["random", "fixed", "correlated_t"]),
+    metric=st.sampled_from(["accuracy", "f1", "mcc", "fpr"]),
+)
+def test_fold_aggregates_are_proper(
+    values: list[tuple[int, int, int, int]], method: str, metric: str
+) -> None:
+    folds = [pe.ConfusionMatrix.from_counts(tp=a, fp=b, tn=c, fn=d) for a, b, c, d in values]
+    summary = pe.aggregate_folds(folds, metric=metric, method=method, n_samples=300, rng=0)
+    _check_posterior(summary.posterior)
+    if summary.predictive is not None:
+        _check_posterior(summary.predictive)
+    if summary.tau is not None:
+        assert np.all(summary.tau.samples >= 0)
+    heterogeneity = summary.heterogeneity
+    assert math.isnan(heterogeneity["i2"]) or 0.0 <= heterogeneity["i2"] <= 1.0
+
+
+@given(
+    a=st.lists(st.floats(0, 1), min_size=2, max_size=12),
+    shift=st.floats(-0.2, 0.2),
+    rope=st.floats(0.0, 0.1),
+)
+def test_fold_comparisons_are_proper(a: list[float], shift: float, rope: float) -> None:
+    b = [min(1.0, max(0.0, x + shift)) for x in a]
+    cmp = pe.compare_folds(a, b, metric="accuracy", rope=rope, n_samples=300, rng=0)
+    assert not np.isnan(cmp.samples).any()
+    assert sum(cmp.probs()) == pytest.approx(1.0)
+    low, high = cmp.hdi(0.9)
+    assert low <= high

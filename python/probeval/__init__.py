@@ -20,6 +20,7 @@ from probeval.base.posterior import Posterior
 from probeval.base.priors import Prior
 from probeval.compare.comparisons import Comparison, compare, compare_paired, vs_random
 from probeval.compare.decisions import Decision, decide, no_worse_rope
+from probeval.compare.folds import FoldComparison, FoldSummary, aggregate_folds, compare_folds
 from probeval.compare.ranking import Ranking, rank_models
 from probeval.datasets import load_demo
 from probeval.ensemble import EnsembleReport, bootstrap_ensemble, ensemble_report
@@ -62,6 +63,8 @@ __all__ = [
     "EnsembleReport",
     "Evaluation",
     "Experiment",
+    "FoldComparison",
+    "FoldSummary",
     "MetricInfo",
     "MetricStatus",
     "Posterior",
@@ -72,11 +75,13 @@ __all__ = [
     "SegmentCounts",
     "SegmentEvaluation",
     "__version__",
+    "aggregate_folds",
     "assurance_precision",
     "available_metrics",
     "bootstrap_ensemble",
     "calibration",
     "compare",
+    "compare_folds",
     "curves",
     "compare_paired",
     "decide",

@@ -56,10 +56,92 @@ from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.evaluation import column_labels, score_matrix
 from probeval.labels.scores import joint_score_posteriors
 
-__all__ = ["Comparison", "compare", "compare_paired", "vs_random"]
+__all__ = ["Comparison", "DifferenceSummary", "compare", "compare_paired", "vs_random"]
 
 
-class Comparison(ValueEquality):
+class DifferenceSummary:
+    """What a posterior of a difference and its ROPE tell: summaries, the probabilities of
+    direction and practical significance, and the HDI + ROPE decision. Subclasses provide
+    ``difference`` (a :class:`Posterior`) and ``rope``."""
+
+    __slots__ = ()
+    rope: Interval
+
+    @property
+    def difference(self) -> Posterior:
+        raise NotImplementedError
+
+    @property
+    def samples(self) -> np.ndarray:
+        return self.difference.samples
+
+    def mean(self) -> float:
+        return self.difference.mean()
+
+    def median(self) -> float:
+        return self.difference.median()
+
+    def std(self) -> float:
+        return self.difference.std()
+
+    def hdi(self, ci: float = 0.95) -> Interval:
+        """HDI of the difference."""
+        return self.difference.hdi(ci)
+
+    def eti(self, ci: float = 0.95) -> Interval:
+        return self.difference.eti(ci)
+
+    @property
+    def p_direction(self) -> float:
+        """max(P(d > 0), P(d < 0)): how sure we are of the sign of the difference."""
+        d = self.samples
+        return float(max(np.mean(d > 0), np.mean(d < 0)))
+
+    @property
+    def p_rope(self) -> float:
+        """P(lo <= d <= hi): probability that the difference is practically zero."""
+        d = self.samples
+        low, high = self.rope
+        return float(np.mean((d >= low) & (d <= high)))
+
+    @property
+    def p_sig(self) -> float:
+        """1 - p_rope: probability of a practically significant difference."""
+        return 1.0 - self.p_rope
+
+    @property
+    def p_sig_pos(self) -> float:
+        """P(d > hi): probability that a is practically better than b."""
+        return float(np.mean(self.samples > self.rope[1]))
+
+    @property
+    def p_sig_neg(self) -> float:
+        """P(d < lo): probability that a is practically worse than b."""
+        return float(np.mean(self.samples < self.rope[0]))
+
+    def decide(self, ci: float = 0.95, precision: float | None = None) -> Decision:
+        """HDI + ROPE decision about the difference (see :func:`decide`)."""
+        return decide(self, ci=ci, precision=precision)
+
+    def _difference_summary(self, ci: float) -> dict[str, Any]:
+        """The difference's summary and probabilities, for the subclasses' ``summary()``."""
+        low, high = self.hdi(ci)
+        return {
+            "mean": self.mean(),
+            "median": self.median(),
+            "hdi_low": low,
+            "hdi_high": high,
+            "rope_low": self.rope[0],
+            "rope_high": self.rope[1],
+            "p_direction": self.p_direction,
+            "p_rope": self.p_rope,
+            "p_sig": self.p_sig,
+            "p_sig_pos": self.p_sig_pos,
+            "p_sig_neg": self.p_sig_neg,
+        }
+
+
+class Comparison(DifferenceSummary, ValueEquality):
     """The posterior of the difference ``a - b`` of one metric between two classifiers."""
 
     __slots__ = ("_difference", "a", "b", "metric", "paired", "random", "rope")
@@ -90,62 +172,10 @@ class Comparison(ValueEquality):
             bounds=(low_a - high_b, high_a - low_b),
         )
 
-    # ------------------------------------------------------------------ the difference
-
     @property
     def difference(self) -> Posterior:
         """Posterior of ``a - b`` (samples)."""
         return self._difference
-
-    @property
-    def samples(self) -> np.ndarray:
-        return self._difference.samples
-
-    def mean(self) -> float:
-        return self._difference.mean()
-
-    def median(self) -> float:
-        return self._difference.median()
-
-    def std(self) -> float:
-        return self._difference.std()
-
-    def hdi(self, ci: float = 0.95) -> Interval:
-        """HDI of the difference."""
-        return self._difference.hdi(ci)
-
-    def eti(self, ci: float = 0.95) -> Interval:
-        return self._difference.eti(ci)
-
-    # ------------------------------------------------------------------ probabilities
-
-    @property
-    def p_direction(self) -> float:
-        """max(P(d > 0), P(d < 0)): how sure we are of the sign of the difference."""
-        d = self.samples
-        return float(max(np.mean(d > 0), np.mean(d < 0)))
-
-    @property
-    def p_rope(self) -> float:
-        """P(lo <= d <= hi): probability that the difference is practically zero."""
-        d = self.samples
-        low, high = self.rope
-        return float(np.mean((d >= low) & (d <= high)))
-
-    @property
-    def p_sig(self) -> float:
-        """1 - p_rope: probability of a practically significant difference."""
-        return 1.0 - self.p_rope
-
-    @property
-    def p_sig_pos(self) -> float:
-        """P(d > hi): probability that a is practically better than b."""
-        return float(np.mean(self.samples > self.rope[1]))
-
-    @property
-    def p_sig_neg(self) -> float:
-        """P(d < lo): probability that a is practically worse than b."""
-        return float(np.mean(self.samples < self.rope[0]))
 
     @property
     def bf_sig(self) -> float | None:
@@ -157,30 +187,15 @@ class Comparison(ValueEquality):
             return math.inf if p_sig > 0 else math.nan
         return p_sig / p_random
 
-    def decide(self, ci: float = 0.95, precision: float | None = None) -> Decision:
-        """HDI + ROPE decision about the difference (see :func:`decide`)."""
-        return decide(self, ci=ci, precision=precision)
-
     # ------------------------------------------------------------------ reporting
 
     def summary(self, ci: float = 0.95) -> dict[str, Any]:
-        low, high = self.hdi(ci)
         return {
             "metric": self.metric,
             "paired": self.paired,
             "observed_a": self.a.observed,
             "observed_b": self.b.observed,
-            "mean": self.mean(),
-            "median": self.median(),
-            "hdi_low": low,
-            "hdi_high": high,
-            "rope_low": self.rope[0],
-            "rope_high": self.rope[1],
-            "p_direction": self.p_direction,
-            "p_rope": self.p_rope,
-            "p_sig": self.p_sig,
-            "p_sig_pos": self.p_sig_pos,
-            "p_sig_neg": self.p_sig_neg,
+            **self._difference_summary(ci),
             "bf_sig": self.bf_sig,
         }
 
