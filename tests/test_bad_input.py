@@ -1413,6 +1413,8 @@ ARRAY_PARAMETERS: list[tuple[str, str, str, Callable[[Any], Any]]] = [
     ("calibration", "y_true", "labels", lambda v: pe.calibration(v, S6, n_samples=9)),
     ("curves", "y_true", "labels", lambda v: pe.curves(v, S6, n_samples=9)),
     ("curves", "y_score", "scores", lambda v: pe.curves(Y6, v, n_samples=9)),
+    ("decision_curve", "y_true", "labels", lambda v: pe.decision_curve(v, S6, n_samples=9)),
+    ("decision_curve", "y_score", "scores", lambda v: pe.decision_curve(Y6, v, n_samples=9)),
     ("calibration", "y_score", "probabilities", lambda v: pe.calibration(Y6, v, n_samples=9)),
     ("rank_models", "y_true", "labels", lambda v: pe.rank_models(v, [P6, P6], n_samples=9)),
     (
@@ -1556,6 +1558,7 @@ N_SAMPLES_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
     ("compare_folds", lambda v: pe.compare_folds([0.1, 0.3], [0.2, 0.2], metric="f1", n_samples=v)),
     ("calibration", lambda v: pe.calibration(Y6, S6, n_samples=v)),
     ("curves", lambda v: pe.curves(Y6, S6, n_samples=v)),
+    ("decision_curve", lambda v: pe.decision_curve(Y6, S6, n_samples=v)),
     (
         "compare_paired_auc",
         lambda v: pe.compare_paired(Y6, y_score_a=S6, y_score_b=S6, metric="roc_auc", n_samples=v),
@@ -1615,6 +1618,7 @@ CI_PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
     ("plan_sample_size", lambda v: pe.plan_sample_size("accuracy", 0.1, expected=0.8, ci=v)),
     ("calibration", lambda v: pe.calibration(Y6, S6, n_samples=9, ci=v)),
     ("roc_band", lambda v: pe.curves(Y6, S6, n_samples=9, rng=0).roc_band(v)),
+    ("net_benefit_band", lambda v: pe.decision_curve(Y6, S6, n_samples=9).net_benefit_band(v)),
     ("fold_summary", lambda v: pe.aggregate_folds([CM, CM], metric="f1", n_samples=9).summary(v)),
     (
         "fold_comparison",

@@ -93,6 +93,27 @@ def test_evaluate_calibration(files: dict[str, Path]) -> None:
     assert "--calibration needs --y-score" in out.stderr
 
 
+def test_evaluate_value_matches_the_python_decision_curve(files: dict[str, Path]) -> None:
+    path = str(files["labelled"])
+    base = ("evaluate", path, "--y-true", "label", "--y-score", "score_a")
+    out = _run(*base, "--value", "20", "-4", "0", "-1", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]["value"]
+    rows = list(csv.DictReader(files["labelled"].open(encoding="utf-8")))
+    y = np.array([int(r["label"]) for r in rows])
+    score = np.array([float(r["score_a"]) for r in rows])
+    grid = np.union1d(np.round(np.linspace(0.01, 0.99, 99), 10), [0.5])
+    curve = pe.decision_curve(
+        y, score, value={"tp": 20, "fp": -4, "fn": -1}, thresholds=grid, n_samples=4_000, rng=0
+    )
+    assert result == curve.summary(0.5).to_dict()
+    out = _run(
+        "evaluate", path, "--y-true", "label", "--y-pred", "pred_a", "--value", "1", "0", "0", "0"
+    )
+    assert out.returncode == 2
+    assert "--value needs --y-score" in out.stderr
+
+
 def test_experiment_over_a_batch_column_equals_the_python_experiment(
     files: dict[str, Path],
 ) -> None:

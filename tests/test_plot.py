@@ -64,6 +64,10 @@ def test_every_plot_renders(tmp_path: Path) -> None:
         "ranks": pe.plot.ranks(
             pe.rank_models(Y, {"a": SCORE > 0.5, "b": PRED_B, "c": SCORE > 0.6}, rng=0)
         ).figure,
+        "net_benefit": pe.plot.decision_curve(pe.decision_curve(Y, SCORE, rng=0)).figure,
+        "value": pe.plot.decision_curve(
+            pe.decision_curve(Y, SCORE, value={"tp": 5, "fp": -1}, rng=0), "value"
+        ).figure,
     }
     for name, figure in drawn.items():
         _check_png(_save(figure, tmp_path / f"{name}.png"))
@@ -98,6 +102,10 @@ def test_wrong_inputs_are_rejected() -> None:
         pe.plot.reliability({})
     with pytest.raises(TypeError, match="needs a Ranking"):
         pe.plot.ranks({})
+    with pytest.raises(TypeError, match="needs a DecisionCurve"):
+        pe.plot.decision_curve({})
+    with pytest.raises(ValueError, match="kind"):
+        pe.plot.decision_curve(pe.decision_curve(Y, SCORE, n_samples=20, rng=0), "roc")
     with pytest.raises(TypeError, match="needs an Experiment"):
         pe.plot.trajectory("x")
     with pytest.raises(ValueError, match="no batch yet"):

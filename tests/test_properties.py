@@ -1054,3 +1054,36 @@ def test_fold_comparisons_are_proper(a: list[float], shift: float, rope: float) 
     assert sum(cmp.probs()) == pytest.approx(1.0)
     low, high = cmp.hdi(0.9)
     assert low <= high
+
+
+@given(
+    rows=st.lists(
+        st.tuples(st.booleans(), st.floats(0.0, 1.0), st.floats(0.0, 3.0)), min_size=2, max_size=80
+    ),
+    value=st.tuples(*(st.floats(-100, 100) for _ in range(4))),
+    prior=st.sampled_from([None, 0.0, 0.5]),
+)
+def test_decision_curves_are_proper(
+    rows: list[tuple[bool, float, float]],
+    value: tuple[float, float, float, float],
+    prior: float | None,
+) -> None:
+    y, s, w = (np.array(c) for c in zip(*rows, strict=True))
+    matrix = dict(zip(("tp", "fp", "tn", "fn"), value, strict=True))
+    try:
+        curve = pe.decision_curve(
+            y, s, value=matrix, prior=prior, sample_weight=w, n_samples=100, rng=0
+        )
+    except ValueError as error:  # one class only (or no weight on one)
+        if "both classes" not in str(error) and "weight" not in str(error):
+            raise
+        return
+    lowest, highest = min(value), max(value)
+    draws = curve.value_band()
+    assert np.all(np.asarray(draws["low"]) >= lowest - 1e-9)
+    assert np.all(np.asarray(draws["high"]) <= highest + 1e-9)
+    assert sum(curve.p_optimal()["p_optimal"]) == pytest.approx(1.0)
+    assert np.all(curve.regret(float(curve.thresholds[0])).samples >= -1e-12)
+    band = curve.net_benefit_band()
+    assert np.all(np.asarray(band["high"]) <= 1.0 + 1e-12)
+    assert not np.isnan(np.asarray(band["median"])).any()

@@ -36,6 +36,7 @@ from probeval.labels.evaluation import Evaluation, evaluate
 from probeval.labels.quick import metric_interval, metric_summary
 from probeval.labels.scores import ScoreSummary
 from probeval.labels.segments import SegmentCounts, SegmentEvaluation, evaluate_by
+from probeval.labels.value import DecisionCurve, decision_curve
 
 __version__ = "0.1.0"
 
@@ -60,6 +61,7 @@ __all__ = [
     "ConfusionMatrix",
     "CurveReport",
     "Decision",
+    "DecisionCurve",
     "EnsembleReport",
     "Evaluation",
     "Experiment",
@@ -85,6 +87,7 @@ __all__ = [
     "curves",
     "compare_paired",
     "decide",
+    "decision_curve",
     "ensemble_report",
     "eti",
     "evaluate",

@@ -291,6 +291,24 @@ def _evaluate(args: argparse.Namespace) -> Output:
         )
         tables += [report.summary(), report.bins()]
         result["calibration"] = report.to_dict()
+    if args.value is not None:
+        from probeval.labels.value import PROBABILITY_GRID, decision_curve
+
+        if score is None:
+            raise UsageError("--value needs --y-score COL (probabilities)")
+        v_tp, v_fp, v_tn, v_fn = args.value
+        curve = decision_curve(
+            truth,
+            score,
+            value={"tp": v_tp, "fp": v_fp, "tn": v_tn, "fn": v_fn},
+            thresholds=np.union1d(PROBABILITY_GRID, [args.threshold]),
+            n_samples=min(args.samples, 4_000),
+            rng=args.seed,
+            pos_label=_pos_label(args.pos_label, truth),
+        )
+        value_table = curve.summary(args.threshold, ci=args.ci)
+        tables.append(value_table)
+        result["value"] = value_table.to_dict()
 
     def plot(path: str) -> None:
         from probeval.plot import posteriors
@@ -307,6 +325,7 @@ def _evaluate(args: argparse.Namespace) -> Output:
         strata=args.strata,
         weights=args.weights,
         calibration=args.calibration,
+        value=args.value,
     )
     return Output("evaluate", settings, result, tables, [f"\n{ev.confusion}"], plot)
 
@@ -1024,6 +1043,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also the calibration: reliability bins with credible bands, ECE (and a "
         "calibrated model's), Brier score and log-loss posteriors (needs --y-score)",
+    )
+    ev.add_argument(
+        "--value",
+        nargs=4,
+        type=float,
+        metavar=("TP", "FP", "TN", "FN"),
+        help="the value of one row in each cell (costs negative): the expected value per row at "
+        "--threshold, the value-maximising threshold and what --threshold loses against it "
+        "(needs --y-score)",
     )
     _common(ev)
     ev.set_defaults(handler=_evaluate)

@@ -37,11 +37,13 @@ if TYPE_CHECKING:
     from probeval.labelfree.estimator import LabelFreeEstimate
     from probeval.labels.calibration import CalibrationReport
     from probeval.labels.curves import CurveReport
+    from probeval.labels.value import DecisionCurve
 
 __all__ = [
     "chunks",
     "compare",
     "curve",
+    "decision_curve",
     "posterior",
     "posteriors",
     "ranks",
@@ -485,6 +487,20 @@ def reliability(report: CalibrationReport, *, ax: Any = None) -> Axes:
     return axes
 
 
+def _median_band(axes: Axes, x: np.ndarray, table: Any, ci: float, label: str) -> None:
+    """A posterior median over ``x`` and its pointwise band (columns median, low, high)."""
+    axes.fill_between(
+        x,
+        table["low"],
+        table["high"],
+        color=LIGHT_BLUE,
+        alpha=0.7,
+        lw=0,
+        label=f"{ci:.0%} pointwise band",
+    )
+    axes.plot(x, table["median"], color=BLUE, lw=1.6, label=label)
+
+
 def curve(report: CurveReport, kind: str = "roc", *, ax: Any = None, ci: float = 0.95) -> Axes:
     """A ROC (``kind="roc"``) or precision-recall (``"pr"``) curve: the posterior median and its
     pointwise credible band (see :func:`probeval.curves`).
@@ -515,20 +531,70 @@ def curve(report: CurveReport, kind: str = "roc", *, ax: Any = None, ci: float =
     axes = _new_axes(ax, (4.6, 4.2))
     if kind == "roc":
         axes.plot([0, 1], [0, 1], color=GREY, lw=1, ls="--", label="random")
-    axes.fill_between(
-        x,
-        table["low"],
-        table["high"],
-        color=LIGHT_BLUE,
-        alpha=0.7,
-        lw=0,
-        label=f"{ci:.0%} pointwise band",
-    )
-    axes.plot(x, table["median"], color=BLUE, lw=1.6, label="posterior median")
+    _median_band(axes, x, table, ci, "posterior median")
     axes.set_xlim(0, 1)
     axes.set_ylim(0, 1.01)
     axes.set_xlabel("false positive rate" if kind == "roc" else "recall")
     axes.set_ylabel("true positive rate" if kind == "roc" else "precision")
     axes.set_title("ROC curve" if kind == "roc" else "precision-recall curve")
     axes.legend(frameon=False, fontsize="small", loc="lower right" if kind == "roc" else "best")
+    return axes
+
+
+def decision_curve(
+    report: DecisionCurve, kind: str = "net_benefit", *, ax: Any = None, ci: float = 0.95
+) -> Axes:
+    """A decision curve (see :func:`probeval.decision_curve`): net benefit of the model, of
+    treating everyone and of treating no one over the threshold probabilities
+    (``kind="net_benefit"``, Vickers & Elkin), or the expected value per row over the thresholds
+    with the value-maximising threshold's posterior (``kind="value"``); posterior medians with
+    pointwise credible bands.
+
+    Parameters
+    ----------
+    report : DecisionCurve
+        The result of :func:`probeval.decision_curve`.
+    kind : {"net_benefit", "value"}
+        Which curve.
+    ax : matplotlib Axes, optional
+        Where to draw (default: a new figure).
+    ci : float
+        Probability of the pointwise bands.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from probeval.labels.value import DecisionCurve
+
+    if not isinstance(report, DecisionCurve):
+        raise TypeError(
+            f"decision_curve needs a DecisionCurve (pe.decision_curve), got {describe(report)}"
+        )
+    if kind not in ("net_benefit", "value"):
+        raise ValueError(f"kind must be 'net_benefit' or 'value', got {describe(kind)}")
+    axes = _new_axes(ax, (5.2, 4.0))
+    x = np.asarray(report.thresholds, dtype=float)
+    if kind == "net_benefit":
+        table = report.net_benefit_band(ci)
+        axes.fill_between(
+            x, table["treat_all_low"], table["treat_all_high"], color=GREY, alpha=0.35, lw=0
+        )
+        axes.plot(x, table["treat_all"], color=GREY, lw=1.2, label="treat all")
+        axes.axhline(0.0, color="black", lw=0.8, label="treat none")
+        _median_band(axes, x, table, ci, "model (posterior median)")
+        top = float(np.max(table["high"]))
+        axes.set_ylim(min(-0.05 * max(top, 1e-9), float(np.min(table["low"]))), 1.15 * top)
+        axes.set_xlabel("threshold probability")
+        axes.set_ylabel("net benefit")
+        axes.set_title("decision curve")
+    else:
+        table = report.value_band(ci)
+        _median_band(axes, x, table, ci, "posterior median")
+        low, high = report.best_threshold().hdi(ci)
+        axes.axvspan(low, high, color=ORANGE, alpha=0.15, lw=0, label="best threshold (HDI)")
+        axes.set_xlabel("threshold")
+        axes.set_ylabel("expected value per row")
+        axes.set_title("value of the decisions")
+    axes.legend(frameon=False, fontsize="small", loc="best")
     return axes

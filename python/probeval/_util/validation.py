@@ -459,3 +459,31 @@ def check_memory(n_values: int, *, request: str, alternative: str) -> None:
             f"{request} needs {format_bytes(needed)} ({n_values:,} values), but only "
             f"{format_bytes(room)} of memory is available; {alternative}"
         )
+
+
+_VALUE_CELLS = ("tp", "fp", "tn", "fn")
+
+
+def check_value_matrix(name: str, value: Any) -> tuple[float, float, float, float]:
+    """A value (or, negated, cost) per confusion cell as (v_TP, v_FP, v_TN, v_FN): a dict with
+    keys among tp, fp, tn, fn (missing ones are 0), or a 2 x 2 array-like laid out as
+    scikit-learn's confusion matrix, ``[[tn, fp], [fn, tp]]`` (rows: the true class)."""
+    if isinstance(value, dict):
+        unknown = sorted(str(k) for k in value if k not in _VALUE_CELLS)
+        if unknown:
+            raise ValueError(f"{name} has keys {unknown}; the cells are {', '.join(_VALUE_CELLS)}")
+        if not value:
+            raise ValueError(f"{name} must give the value of at least one cell")
+        cells = [check_finite(f"{name}[{k!r}]", value.get(k, 0.0)) for k in _VALUE_CELLS]
+        return cells[0], cells[1], cells[2], cells[3]
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a dict or a 2 x 2 array, got {describe(value)}")
+    try:
+        matrix = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a dict or a 2 x 2 array, got {describe(value)}") from None
+    if matrix.shape != (2, 2):
+        raise ValueError(f"{name} must be 2 x 2 ([[tn, fp], [fn, tp]]), got shape {matrix.shape}")
+    if not np.isfinite(matrix).all():
+        raise ValueError(f"{name} must be finite, got {describe(value)}")
+    return float(matrix[1, 1]), float(matrix[0, 1]), float(matrix[0, 0]), float(matrix[1, 0])

@@ -52,6 +52,7 @@ from probeval._util.validation import (
     check_open_unit,
     check_same_length,
     check_threshold,
+    check_value_matrix,
     check_zero_division,
     describe,
     first_missing,
@@ -93,6 +94,7 @@ from probeval.labelfree.multiclass import (
 )
 from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.scores import ScoreSummary, multiclass_score_posteriors
+from probeval.labels.value import value_of_cells
 
 __all__ = ["LabelFreeEstimate", "LabelFreeEstimator"]
 
@@ -1715,6 +1717,32 @@ class LabelFreeEstimate(ValueEquality):
         """The with-labels posterior of the chunk (None without labels or when undefined)."""
         entry = self._result(chunk).realized.get(self._metric(metric))
         return None if entry is None else entry[1]
+
+    def value(self, value: Any, chunk: Any = 0) -> Posterior:
+        """The posterior of the expected value per row of the estimator's decisions on
+        ``chunk``, for a value (or, negated, cost) matrix as in
+        :func:`~probeval.decision_curve`: ``{"tp": ..., "fp": ..., "tn": ..., "fn": ...}`` or
+        ``[[tn, fp], [fn, tp]]``. Needs accuracy, prevalence and selection_rate among the
+        estimator's metrics: their joint draws fix the four cells of every draw."""
+        cells = check_value_matrix("value", value)
+        needed = ("accuracy", "prevalence", "selection_rate")
+        missing = [m for m in needed if m not in self._metrics]
+        if missing:
+            raise ValueError(
+                f"the expected value needs {', '.join(needed)} among the estimator's metrics "
+                f"(missing: {', '.join(missing)}): LabelFreeEstimator(metrics=[...])"
+            )
+        accuracy, prevalence, selection = (self.posterior(m, chunk) for m in needed)
+        realized = [self.realized(m, chunk) for m in needed]
+        observed = math.nan
+        if all(r is not None for r in realized):
+            observed = float(value_of_cells(cells, *np.array(realized, dtype=np.float64)))
+        return Posterior(
+            "value per row",
+            samples=value_of_cells(cells, accuracy.samples, prevalence.samples, selection.samples),
+            observed=observed,
+            bounds=(min(cells), max(cells)),
+        )
 
     def decision(self, metric: str, chunk: Any = 0) -> Decision | None:
         """ "No worse than the reference": accepted when the chunk's HDI lies within [the

@@ -214,8 +214,8 @@ def curves(
     # Descending scores: the curve starts at "nothing predicted positive". The bins' Gamma
     # weights are drawn as logarithms (log Gamma(a) = log Gamma(a + 1) + log U / a), because a
     # fractional weight's Gamma can underflow to 0 and leave a class with no weight at all.
-    log_p = _log_gamma(generator, binned.positives[::-1], n)
-    log_n = _log_gamma(generator, binned.negatives[::-1], n)
+    log_p = log_gamma_draws(generator, binned.positives[::-1], n)
+    log_n = log_gamma_draws(generator, binned.negatives[::-1], n)
     top_p = log_p.max(axis=1, keepdims=True)
     top_n = log_n.max(axis=1, keepdims=True)
     zeros = np.zeros((n, 1))
@@ -232,7 +232,7 @@ def curves(
     return CurveReport(summary, tpr, fpr, np.nan_to_num(precision, nan=1.0), seed)
 
 
-def _log_gamma(generator: np.random.Generator, shapes: np.ndarray, n: int) -> np.ndarray:
+def log_gamma_draws(generator: np.random.Generator, shapes: np.ndarray, n: int) -> np.ndarray:
     """(n, len(shapes)) logarithms of Gamma(shape) draws; -inf where the shape is 0."""
     shapes = np.asarray(shapes, dtype=np.float64)
     # Below 1e-290 (subnormal weights) log U / shape would overflow; the draw is already
