@@ -114,6 +114,31 @@ def test_evaluate_value_matches_the_python_decision_curve(files: dict[str, Path]
     assert "--value needs --y-score" in out.stderr
 
 
+def test_rank_matches_the_python_ranking(files: dict[str, Path]) -> None:
+    path = str(files["labelled"])
+    rows = list(csv.DictReader(files["labelled"].open(encoding="utf-8")))
+    y = np.array([int(r["label"]) for r in rows])
+    a, b = (np.array([float(r[c]) for r in rows]) for c in ("score_a", "score_b"))
+    base = ("rank", path, "--y-true", "label", "--models", "score_a", "score_b", "pred_a")
+    out = _run(*base, "--metric", "f1", "--rope", "0.01", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]
+    pred_a = np.array([int(r["pred_a"]) for r in rows])
+    models = {"score_a": (a > 0.5).astype(int), "score_b": (b > 0.5).astype(int), "pred_a": pred_a}
+    ranking = pe.rank_models(y, models, metric="f1", rope=0.01, rng=0)
+    assert result == json.loads(json.dumps(ranking.to_dict()))
+    out = _run(*base[:-1], "--metric", "roc_auc", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    auc = pe.rank_models(y, {"score_a": a, "score_b": b}, metric="roc_auc", rng=0)
+    assert json.loads(out.stdout)["result"]["p_better"] == auc.p_better().tolist()
+    out = _run(*base, "--metric", "roc_auc")
+    assert out.returncode == 2
+    assert "needs scores" in out.stderr
+    out = _run("rank", path, "--y-true", "label", "--models", "score_a")
+    assert out.returncode == 2
+    assert "at least two" in out.stderr
+
+
 def test_experiment_over_a_batch_column_equals_the_python_experiment(
     files: dict[str, Path],
 ) -> None:
@@ -436,6 +461,7 @@ def test_every_subcommand_has_clear_help() -> None:
     for command, options in {
         "evaluate": ("--y-true", "--y-score", "--threshold", "--format"),
         "compare": ("--model-a", "--paired", "--independent", "--rope"),
+        "rank": ("--models", "--metric", "--rope", "--threshold"),
         "estimate": ("--reference", "--chunk-size", "--period", "--target"),
         "ensemble": ("--proba-cols", "--group", "--reference-group"),
         "demo": ("--samples", "--plot"),

@@ -450,6 +450,73 @@ def _compare(args: argparse.Namespace) -> Output:
     return Output("compare", settings, result, [rows], [f"\n{note}", f"decision: {verdict}"], plot)
 
 
+def _rank(args: argparse.Namespace) -> Output:
+    from probeval.base.metrics import canonical_name
+    from probeval.compare.ranking import rank_models
+
+    progress = Progress(3)
+    if len(args.models) < 2 or len(set(args.models)) < len(args.models):
+        raise UsageError("--models needs at least two distinct columns")
+    options: dict[str, str | list[str] | None] = {"--y-true": args.y_true}
+    options.update({f"--models {name}": name for name in args.models})
+    columns = _read(TableFile(args.file), options)
+    progress.step("read")
+    truth = columns["--y-true"]
+    metric = canonical_name(args.metric)
+    by_scores = metric in ("roc_auc", "average_precision")
+    models: dict[str, np.ndarray] = {}
+    for name in args.models:
+        column = columns[f"--models {name}"]
+        if by_scores and not _is_score(column):
+            raise UsageError(f"{metric} needs scores in [0, 1] in --models {name}")
+        threshold = _is_score(column) and not by_scores
+        models[name] = (column > args.threshold).astype(np.int64) if threshold else column
+    ranking = rank_models(
+        truth,
+        models,
+        metric=metric,
+        rope=args.rope,
+        n_samples=args.samples,
+        rng=args.seed,
+        pos_label=_pos_label(args.pos_label, truth),
+    )
+    progress.step("posteriors")
+    better = ranking.p_better()
+    pairs = Table(
+        {
+            "model": list(ranking.names),
+            **{
+                f"P(better than {name})": better[:, j].tolist()
+                for j, name in enumerate(ranking.names)
+            },
+        },
+        title=f"P(row model better than column model by > {args.rope:g})",
+    )
+    progress.step("summaries")
+
+    def plot(path: str) -> None:
+        from probeval.plot import ranks
+
+        _save(ranks(ranking).figure, path)
+
+    settings = _settings(
+        args, file=args.file, y_true=args.y_true, models=args.models, metric=metric, rope=args.rope
+    )
+    note = (
+        "one joint posterior: one bootstrap weight per row shared by every model"
+        if by_scores
+        else "one joint posterior: one Dirichlet over the rows' joint outcomes"
+    )
+    return Output(
+        "rank",
+        settings,
+        ranking.to_dict(args.ci),
+        [ranking.summary(args.ci), pairs],
+        [f"\n{note}"],
+        plot,
+    )
+
+
 def _estimate(args: argparse.Namespace) -> Output:
     from probeval.labelfree.estimator import SCORE_SHIFT_ALERT, LabelFreeEstimator, has_missing
 
@@ -1093,6 +1160,38 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--independent", action="store_true", help="treat the two as independent")
     _common(cmp)
     cmp.set_defaults(handler=_compare)
+
+    rank = commands.add_parser(
+        "rank",
+        help="rank several models scored on the same rows",
+        description="Rank several models scored on the same rows from one joint posterior: "
+        "each model's metric, P(best), the expected rank and P(better) for every pair. Model "
+        "columns hold labels or scores (thresholded at --threshold; scores as they are for "
+        "roc_auc and average_precision).",
+    )
+    rank.add_argument("file", help="CSV or Parquet file")
+    rank.add_argument("--y-true", required=True, metavar="COL", help="column of true labels")
+    rank.add_argument(
+        "--models", required=True, nargs="+", metavar="COL", help="the models' columns"
+    )
+    rank.add_argument("--metric", default="accuracy", metavar="M", help="metric (default accuracy)")
+    rank.add_argument(
+        "--rope",
+        type=float,
+        default=0.0,
+        metavar="E",
+        help="differences within E count as equivalent, not better (default 0)",
+    )
+    rank.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        metavar="T",
+        help="threshold for score columns with label metrics (default 0.5)",
+    )
+    rank.add_argument("--pos-label", metavar="L", help="the positive class (default 1 / True)")
+    _common(rank)
+    rank.set_defaults(handler=_rank)
 
     est = commands.add_parser(
         "estimate",
