@@ -14,7 +14,8 @@ The layers, from the bottom:
    independent of each other.
 6. ``probeval.experiment``: experiments and their planning, which use labelled and label-free
    evaluation alike.
-7. The edges: ``probeval`` itself (the public API), the CLI, plots, Dask, io and the demo data.
+7. The edges: ``probeval`` itself (the public API), the CLI, plots, reports, Dask, io and the
+   demo data.
 
 A module may import from its own layer and from lower layers, except that the two packages of
 layer 5 may not import each other. Run ``python scripts/check_layers.py``; it exits 1 and lists
@@ -46,6 +47,7 @@ LAYERS: list[list[str]] = [
         "probeval.dask",
         "probeval.datasets",
         "probeval.plot",
+        "probeval.reporting",
     ],
 ]
 #: Layers whose packages must stay independent of each other.

@@ -21,6 +21,7 @@ from probeval import _core
 from probeval.base.metrics import BINARY_METRICS
 
 from ._classifiers import RateClassifier
+from ._html_check import check_html
 
 DOCUMENTED = (ValueError, TypeError, KeyError)
 
@@ -1087,3 +1088,17 @@ def test_decision_curves_are_proper(
     band = curve.net_benefit_band()
     assert np.all(np.asarray(band["high"]) <= 1.0 + 1e-12)
     assert not np.isnan(np.asarray(band["median"])).any()
+
+
+@given(
+    samples=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=200),
+    observed=st.one_of(st.just(math.nan), st.floats(0.0, 1.0)),
+    title=st.text(max_size=30),
+)
+def test_reports_of_any_posterior_are_well_formed(
+    samples: list[float], observed: float, title: str
+) -> None:
+    post = pe.Posterior("accuracy", samples=np.array(samples), observed=observed)
+    check_html(post._repr_html_())
+    page = pe.report(post, title=title or None, figures=False)
+    check_html(page[len("<!DOCTYPE html>") :])

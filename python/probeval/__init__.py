@@ -37,6 +37,7 @@ from probeval.labels.quick import metric_interval, metric_summary
 from probeval.labels.scores import ScoreSummary
 from probeval.labels.segments import SegmentCounts, SegmentEvaluation, evaluate_by
 from probeval.labels.value import DecisionCurve, decision_curve
+from probeval.reporting import report
 
 __version__ = "0.1.0"
 
@@ -101,6 +102,7 @@ __all__ = [
     "labelling_plan",
     "no_worse_rope",
     "rank_models",
+    "report",
     "plan_sample_size",
     "vs_random",
 ]

@@ -31,6 +31,7 @@ import textwrap
 import warnings
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
@@ -73,6 +74,8 @@ class Output:
     preamble: str = ""
     #: Text printed under each table (by position) in the human format: what to read in it.
     captions: list[str] = field(default_factory=list)
+    #: The result objects, for the HTML report (their tables, badges and figures).
+    objects: list[Any] = field(default_factory=list)
 
 
 def _jsonable(value: Any) -> Any:
@@ -119,6 +122,39 @@ def _emit(args: argparse.Namespace, output: Output) -> None:
             raise UsageError(f"{output.command} has no plot")
         output.plot(args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
+    if args.html:
+        _write_html(args.html, output)
+        print(f"report written to {args.html}", file=sys.stderr)
+
+
+def _write_html(path: str, output: Output) -> None:
+    """The command's self-contained HTML report: its result objects (tables, decisions,
+    figures as inline SVG when matplotlib is installed), notes and settings."""
+    from probeval._util.html import escape
+    from probeval.reporting import has_matplotlib, page, section
+
+    figures = has_matplotlib()
+    parts = [f"<pre>{escape(output.preamble)}</pre>"] if output.preamble else []
+    if output.objects:
+        parts += [section(obj, figures=figures) for obj in output.objects]
+    else:
+        parts += [table.to_html() for table in output.tables]
+    notes = "".join(
+        f'<p class="pe-note">{escape(n.strip())}</p>' for n in output.notes if n.strip()
+    )
+    if notes:
+        parts.append(notes)
+    subtitle = "" if figures else "figures need matplotlib: pip install probeval[plot]"
+    text = page(
+        f"probeval {output.command}",
+        parts,
+        settings={"command": output.command, **output.settings},
+        subtitle=subtitle,
+    )
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot write the report to {path}: {error}") from None
 
 
 def _save(figure: Any, path: str) -> None:
@@ -276,6 +312,7 @@ def _evaluate(args: argparse.Namespace) -> Output:
     progress.step("summaries")
     tables = [summary]
     result = ev.to_dict(ci=args.ci)
+    objects: list[Any] = [ev]
     if args.calibration:
         from probeval.labels.calibration import calibration
 
@@ -291,6 +328,7 @@ def _evaluate(args: argparse.Namespace) -> Output:
         )
         tables += [report.summary(), report.bins()]
         result["calibration"] = report.to_dict()
+        objects.append(report)
     if args.value is not None:
         from probeval.labels.value import PROBABILITY_GRID, decision_curve
 
@@ -309,6 +347,7 @@ def _evaluate(args: argparse.Namespace) -> Output:
         value_table = curve.summary(args.threshold, ci=args.ci)
         tables.append(value_table)
         result["value"] = value_table.to_dict()
+        objects.append(curve)
 
     def plot(path: str) -> None:
         from probeval.plot import posteriors
@@ -327,7 +366,9 @@ def _evaluate(args: argparse.Namespace) -> Output:
         calibration=args.calibration,
         value=args.value,
     )
-    return Output("evaluate", settings, result, tables, [f"\n{ev.confusion}"], plot)
+    return Output(
+        "evaluate", settings, result, tables, [f"\n{ev.confusion}"], plot, objects=objects
+    )
 
 
 def _compare(args: argparse.Namespace) -> Output:
@@ -447,7 +488,8 @@ def _compare(args: argparse.Namespace) -> Output:
         rope=args.rope,
         paired=comparison.paired,
     )
-    return Output("compare", settings, result, [rows], [f"\n{note}", f"decision: {verdict}"], plot)
+    notes = [f"\n{note}", f"decision: {verdict}"]
+    return Output("compare", settings, result, [rows], notes, plot, objects=[comparison])
 
 
 def _rank(args: argparse.Namespace) -> Output:
@@ -514,6 +556,7 @@ def _rank(args: argparse.Namespace) -> Output:
         [ranking.summary(args.ci), pairs],
         [f"\n{note}"],
         plot,
+        objects=[ranking],
     )
 
 
@@ -614,7 +657,7 @@ def _estimate(args: argparse.Namespace) -> Output:
         n_bins=args.n_bins,
         threshold=args.threshold,
     )
-    return Output("estimate", settings, result.to_dict(), [summary], notes, plot)
+    return Output("estimate", settings, result.to_dict(), [summary], notes, plot, objects=[result])
 
 
 def _ensemble(args: argparse.Namespace) -> Output:
@@ -668,7 +711,7 @@ def _ensemble(args: argparse.Namespace) -> Output:
     settings = _settings(
         args, file=args.file, proba_cols=names, y_true=args.y_true, group=args.group
     )
-    return Output("ensemble", settings, report.to_dict(), tables, [], plot)
+    return Output("ensemble", settings, report.to_dict(), tables, [], plot, objects=[report])
 
 
 def _demo(args: argparse.Namespace) -> Output:
@@ -769,7 +812,14 @@ def _demo(args: argparse.Namespace) -> Output:
     )
     tables = [evaluation, comparison, estimate]
     return Output(
-        "demo", _settings(args), payload, tables, plot=plot, preamble=preamble, captions=captions
+        "demo",
+        _settings(args),
+        payload,
+        tables,
+        plot=plot,
+        preamble=preamble,
+        captions=captions,
+        objects=[ev, cmp, result],
     )
 
 
@@ -866,7 +916,9 @@ def _experiment(args: argparse.Namespace) -> Output:
         "trajectory": trajectory.to_dict(),
     }
     notes = [] if args.state is None else [f"state written to {args.state}"]
-    return Output("experiment", settings, result, [summary, trajectory], notes, plot)
+    return Output(
+        "experiment", settings, result, [summary, trajectory], notes, plot, objects=[experiment]
+    )
 
 
 def _plan(args: argparse.Namespace) -> Output:
@@ -936,7 +988,9 @@ def _plan(args: argparse.Namespace) -> Output:
         assurance=args.assurance,
         n_max=args.n_max,
     )
-    return Output("plan", settings, plan.to_dict(), [curve], [f"\n{answer}"], plot)
+    return Output(
+        "plan", settings, plan.to_dict(), [curve], [f"\n{answer}"], plot, objects=[plan, curve]
+    )
 
 
 def _label_plan(args: argparse.Namespace) -> Output:
@@ -984,7 +1038,7 @@ def _label_plan(args: argparse.Namespace) -> Output:
         out=args.out,
     )
     tables = [plan.table()] if args.out is not None else [plan.table(), rows]
-    return Output("label-plan", settings, plan.to_dict(), tables, notes)
+    return Output("label-plan", settings, plan.to_dict(), tables, notes, objects=[plan])
 
 
 def _percent(ci: float) -> str:
@@ -1069,6 +1123,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--plot", metavar="OUT.png", help="also draw a figure to this file (needs matplotlib)"
+    )
+    group.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="also write a self-contained HTML report (figures as inline SVG with matplotlib; "
+        "nothing is loaded from the network)",
     )
 
 

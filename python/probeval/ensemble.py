@@ -38,6 +38,7 @@ from probeval._util.classes import (
     resolve_labels,
 )
 from probeval._util.equality import ValueEquality
+from probeval._util.html import HtmlRepr
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -164,7 +165,7 @@ class GroupResult:
     metrics: dict[str, Posterior]
 
 
-class EnsembleReport(ValueEquality):
+class EnsembleReport(HtmlRepr, ValueEquality):
     """Everything :func:`ensemble_report` computes; ``summary()`` and ``gaps_table()`` print it."""
 
     def __init__(
@@ -271,6 +272,10 @@ class EnsembleReport(ValueEquality):
             ],
             "gaps": [g.to_dict() for g in self.gaps],
         }
+
+    def _html(self) -> str:
+        gaps = self.gaps_table().to_html() if self.gaps else ""
+        return f"<h3>ensemble</h3>{self.summary().to_html()}{gaps}"
 
     def __repr__(self) -> str:
         text = str(self.summary())

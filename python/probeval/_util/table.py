@@ -4,30 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from probeval._util.html import STYLE, format_cell, html_table
+
 __all__ = ["Table"]
-
-
-def _format(value: Any) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
-            return f"{v:.4g}"
-        return f"{v:.4f}"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    return str(value)
 
 
 def _plain(value: Any) -> Any:
@@ -94,7 +78,7 @@ class Table:
 
     def __str__(self) -> str:
         names = self.columns
-        cells = [[_format(v) for v in self._columns[name]] for name in names]
+        cells = [[format_cell(v) for v in self._columns[name]] for name in names]
         widths = [
             max([len(name)] + [len(c) for c in column])
             for name, column in zip(names, cells, strict=True)
@@ -123,3 +107,11 @@ class Table:
 
     def __repr__(self) -> str:
         return str(self)
+
+    def to_html(self, extra: dict[str, Sequence[str]] | None = None) -> str:
+        """The table as an HTML table (its title as caption); ``extra`` adds columns of
+        ready-made HTML, one entry per row."""
+        return html_table(self._columns, self.title, extra)
+
+    def _repr_html_(self) -> str:
+        return f'<div class="pe-result"><style>{STYLE}</style>{self.to_html()}</div>'

@@ -9,6 +9,7 @@ import numpy as np
 
 from probeval import _core
 from probeval._util.equality import ValueEquality
+from probeval._util.html import HtmlRepr, density_svg, escape, format_cell, key_values
 from probeval._util.rng import seed_from
 from probeval._util.validation import (
     as_float_1d,
@@ -61,7 +62,7 @@ def _shape_like(values: np.ndarray, scalar: bool, template: Any) -> Any:
     return values.reshape(np.shape(template))
 
 
-class Posterior(ValueEquality):
+class Posterior(HtmlRepr, ValueEquality):
     """Posterior distribution of one performance metric.
 
     A posterior holds samples, and — for proportion metrics such as accuracy, precision or
@@ -465,6 +466,48 @@ class Posterior(ValueEquality):
                 "confusion matrix (without a label audit) can"
             )
         return self._next_prior
+
+    def density_svg(
+        self, *, band: tuple[float, float] | None = None, width: int = 180, height: int = 40
+    ) -> str:
+        """A small inline SVG of the density (numpy only): the 95% HDI shaded, the observed
+        value marked, ``band`` (e.g. a ROPE) behind it; empty when the posterior is a point."""
+        try:
+            low, high = (float(v) for v in self.quantile([0.001, 0.999]))
+            if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+                return ""
+            grid = np.linspace(low, high, 80)
+            density = np.asarray(self.pdf(grid), dtype=np.float64)
+            hdi = self.hdi(0.95)
+        except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+            return ""
+        return density_svg(
+            grid,
+            density,
+            hdi=hdi,
+            marks=[(self.observed, "#e07b00")],
+            band=band,
+            width=width,
+            height=height,
+        )
+
+    def _html(self) -> str:
+        try:
+            summary = self.summary(0.95)
+        except ValueError:
+            return f"<pre>{escape(repr(self))}</pre>"
+        kind = f"exact {self.exact_law}" if self.exact else f"{self._n_samples:,} samples"
+        shown = {
+            "observed": summary["observed"],
+            "mean": summary["mean"],
+            "std": summary["std"],
+            "95% HDI": f"[{format_cell(summary['hdi_low'])}, {format_cell(summary['hdi_high'])}]",
+            "posterior": kind,
+        }
+        return (
+            f"<h4>posterior of {escape(self.metric)}</h4>{self.density_svg(width=240, height=56)}"
+            f"{key_values(shown)}"
+        )
 
     def __repr__(self) -> str:
         try:

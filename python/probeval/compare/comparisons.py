@@ -32,6 +32,7 @@ from probeval import _core
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
+from probeval._util.html import HtmlRepr, badge, escape, key_values
 from probeval._util.rng import derive, seed_from
 from probeval._util.validation import (
     Interval,
@@ -56,7 +57,14 @@ from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.evaluation import column_labels, score_matrix
 from probeval.labels.scores import joint_score_posteriors
 
-__all__ = ["Comparison", "DifferenceSummary", "compare", "compare_paired", "vs_random"]
+__all__ = [
+    "Comparison",
+    "DifferenceSummary",
+    "compare",
+    "compare_paired",
+    "difference_html",
+    "vs_random",
+]
 
 
 class DifferenceSummary:
@@ -141,7 +149,29 @@ class DifferenceSummary:
         }
 
 
-class Comparison(DifferenceSummary, ValueEquality):
+def difference_html(title: str, result: DifferenceSummary, observed: dict[str, float]) -> str:
+    """A difference's density (the ROPE behind it), its summary and its decision, as HTML."""
+    low, high = result.hdi(0.95)
+    decision = result.decide()
+    shown = {
+        **{f"observed {k}": v for k, v in observed.items()},
+        "mean difference": result.mean(),
+        "95% HDI low": low,
+        "95% HDI high": high,
+        "P(direction)": result.p_direction,
+        "P(ROPE)": result.p_rope,
+        "P(a better by more than the ROPE)": result.p_sig_pos,
+        "P(b better by more than the ROPE)": result.p_sig_neg,
+    }
+    return (
+        f"<h4>{escape(title)}</h4>"
+        f"{result.difference.density_svg(band=result.rope, width=240, height=56)}"
+        f"{key_values(shown)}<p>decision: {badge(decision.status)} "
+        f"(ROPE [{result.rope[0]:g}, {result.rope[1]:g}])</p>"
+    )
+
+
+class Comparison(HtmlRepr, DifferenceSummary, ValueEquality):
     """The posterior of the difference ``a - b`` of one metric between two classifiers."""
 
     __slots__ = ("_difference", "a", "b", "metric", "paired", "random", "rope")
@@ -208,6 +238,12 @@ class Comparison(DifferenceSummary, ValueEquality):
         if bf is not None and not math.isfinite(bf):
             result["bf_sig"] = str(bf)
         return result
+
+    def _html(self) -> str:
+        kind = "paired" if self.paired else "independent"
+        return difference_html(
+            f"{self.metric}: a - b ({kind})", self, {"a": self.a.observed, "b": self.b.observed}
+        )
 
     def __repr__(self) -> str:
         low, high = self.hdi(0.95)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from probeval._util.html import HtmlRepr, badge, format_cell, key_values
 from probeval._util.validation import Interval, check_ci, check_positive, check_rope, describe
 from probeval.base.metrics import metric_info
 from probeval.base.posterior import Posterior
@@ -29,7 +30,7 @@ class Contrast(Protocol):
 
 
 @dataclass(frozen=True)
-class Decision:
+class Decision(HtmlRepr):
     """An HDI + ROPE decision.
 
     ``status`` is "accepted" (the HDI lies inside the ROPE), "rejected" (wholly outside it) or
@@ -58,6 +59,16 @@ class Decision:
             "ci": self.ci,
             "precision": self.precision,
         }
+
+    def _html(self) -> str:
+        shown = {
+            f"{self.ci:.0%} HDI": f"[{format_cell(self.hdi[0])}, {format_cell(self.hdi[1])}]",
+            "width": self.width,
+            "ROPE": f"[{self.rope[0]:g}, {self.rope[1]:g}]",
+            "required width": "none" if self.precision is None else self.precision,
+            "final": self.final,
+        }
+        return f"<h4>decision: {badge(self.status)}</h4>{key_values(shown)}"
 
     def __repr__(self) -> str:
         need = "" if self.precision is None else f", precision {self.precision:g}"

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from probeval._util.equality import ValueEquality
+from probeval._util.html import HtmlRepr, escape, key_values
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -59,7 +60,7 @@ from probeval._util.validation import (
 )
 from probeval.base.metrics import metric_info
 from probeval.base.posterior import Posterior
-from probeval.compare.comparisons import Comparison, DifferenceSummary
+from probeval.compare.comparisons import Comparison, DifferenceSummary, difference_html
 from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.evaluation import Evaluation
 
@@ -271,7 +272,7 @@ def _within(posterior: Posterior, scale: _Scale) -> tuple[float, float]:
     return float(np.mean(z)), float(np.std(z, ddof=1))
 
 
-class FoldSummary(ValueEquality):
+class FoldSummary(HtmlRepr, ValueEquality):
     """One model's folds aggregated into the posterior of its performance (see
     :func:`aggregate_folds`)."""
 
@@ -336,6 +337,14 @@ class FoldSummary(ValueEquality):
         result["fold_table"] = {k: list(v) for k, v in self._fold_table.items()}
         return result
 
+    def _html(self) -> str:
+        shown = {k: v for k, v in self.summary().items() if k not in ("metric", "method")}
+        return (
+            f"<h4>{escape(self.metric)} over {len(self._fold_table['fold'])} folds "
+            f"({escape(self.method)})</h4>{self.posterior.density_svg(width=240, height=56)}"
+            f"{key_values(shown)}{self.folds().to_html()}"
+        )
+
     def __repr__(self) -> str:
         low, high = self.posterior.hdi(0.95)
         i2 = self.heterogeneity.get("i2", math.nan)
@@ -346,7 +355,7 @@ class FoldSummary(ValueEquality):
         )
 
 
-class FoldComparison(DifferenceSummary, ValueEquality):
+class FoldComparison(HtmlRepr, DifferenceSummary, ValueEquality):
     """The posterior of the difference ``a - b`` of one metric between two models compared
     fold by fold (see :func:`compare_folds`). ``decide(...)`` applies the HDI + ROPE rule."""
 
@@ -400,6 +409,10 @@ class FoldComparison(DifferenceSummary, ValueEquality):
         result["ci"] = check_ci(ci)
         result["fold_differences"] = self.fold_differences.tolist()
         return result
+
+    def _html(self) -> str:
+        title = f"{self.metric}: a - b over {len(self.fold_differences)} folds ({self.method})"
+        return difference_html(title, self, {})
 
     def __repr__(self) -> str:
         low, high = self.hdi(0.95)

@@ -23,6 +23,7 @@ import numpy as np
 from probeval import _core
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
+from probeval._util.html import HtmlRepr, escape, html_table
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -48,7 +49,7 @@ from probeval.labels.scores import joint_score_posteriors
 __all__ = ["Ranking", "rank_models"]
 
 
-class Ranking(ValueEquality):
+class Ranking(HtmlRepr, ValueEquality):
     """The joint posterior of several models' metric and of their ranks (see
     :func:`rank_models`)."""
 
@@ -154,6 +155,18 @@ class Ranking(ValueEquality):
             "p_better": self.p_better().tolist(),
             "p_rope": self.p_rope().tolist(),
         }
+
+    def _html(self) -> str:
+        table = self.summary()
+        densities = [self.posterior(name).density_svg() for name in table["model"]]
+        better = self.p_better()
+        pairs: dict[str, list[Any]] = {"model": list(self.names)}
+        for j, name in enumerate(self.names):
+            pairs[f"P(better than {name})"] = better[:, j].tolist()
+        return (
+            f"<h3>ranking by {escape(self.metric)}</h3>{table.to_html({'density': densities})}"
+            f"{html_table(pairs, f'P(row model better than column model by > {self.rope:g})')}"
+        )
 
     def __repr__(self) -> str:
         return str(self.summary())

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from probeval._util.html import HtmlRepr, escape
 from probeval._util.rng import seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -63,7 +64,7 @@ TARGETS = ("population", "realized")
 
 
 @dataclass(frozen=True)
-class MetricStatus:
+class MetricStatus(HtmlRepr):
     """Where one metric of an :class:`Experiment` stands after a batch."""
 
     metric: str
@@ -253,7 +254,7 @@ def _plain_labels(values: np.ndarray) -> list[Any]:
     return [None if gone else value for value, gone in zip(plain, missing, strict=True)]
 
 
-class Experiment:
+class Experiment(HtmlRepr):
     """Evidence that accumulates batch by batch, and the decision it supports.
 
     Parameters
@@ -927,6 +928,11 @@ class Experiment:
         if not text.lstrip().startswith("{"):
             text = Path(text_or_path).read_text(encoding="utf-8")
         return cls.from_dict(json.loads(text))
+
+    def _html(self) -> str:
+        if not self._latest:
+            return f"<pre>{escape(repr(self))}</pre>"
+        return f"<h3>experiment</h3>{self.summary().to_html()}"
 
     def __repr__(self) -> str:
         if not self._latest:

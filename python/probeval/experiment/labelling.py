@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from probeval import _core
+from probeval._util.html import HtmlRepr
 from probeval._util.rng import seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -44,7 +45,7 @@ _STEP = 1e-6
 
 
 @dataclass(frozen=True, eq=False)
-class LabellingPlan:
+class LabellingPlan(HtmlRepr):
     """The rows to label, their strata and design weights (see :func:`labelling_plan`).
 
     Attributes
@@ -250,6 +251,9 @@ class LabellingPlan:
             },
             expected_rates=dict(zip(keys, map(float, column("expected_rate")), strict=True)),
         )
+
+    def _html(self) -> str:
+        return f"<h3>labelling plan</h3>{self.table().to_html()}"
 
     def __repr__(self) -> str:
         return repr(self.table())

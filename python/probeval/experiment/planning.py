@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from probeval import _core
+from probeval._util.html import HtmlRepr
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -420,7 +421,7 @@ def assurance_precision(
 
 
 @dataclass(frozen=True)
-class SamplePlan:
+class SamplePlan(HtmlRepr):
     """The result of :func:`plan_sample_size`."""
 
     metric: str

@@ -38,6 +38,7 @@ from probeval import _core
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
+from probeval._util.html import HtmlRepr
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -180,7 +181,7 @@ def key_is_binary(name: str) -> bool:
     return key in BINARY_METRICS or key == "roc_auc"
 
 
-class LabelFreeEstimator(ValueEquality):
+class LabelFreeEstimator(HtmlRepr, ValueEquality):
     """Estimate a binary classifier's performance on data without labels.
 
     Parameters
@@ -1596,7 +1597,7 @@ class _ChunkResult(ValueEquality):
         self.realized = realized
 
 
-class LabelFreeEstimate(ValueEquality):
+class LabelFreeEstimate(HtmlRepr, ValueEquality):
     """Estimated posteriors per chunk and metric (from :meth:`LabelFreeEstimator.estimate`).
 
     ``result.posterior("f1", chunk=2)`` is a :class:`Posterior`; ``chunk`` is an index or a
@@ -1830,6 +1831,17 @@ class LabelFreeEstimate(ValueEquality):
 
     def __len__(self) -> int:
         return len(self._results)
+
+    def _html(self) -> str:
+        alerts = self.score_shift_alerts()
+        note = (
+            f'<p class="pe-note">score shift alerts in chunks {", ".join(map(str, alerts))}: '
+            "these chunks' scores are unlike the reference's, so their estimates are less "
+            "trustworthy</p>"
+            if alerts
+            else ""
+        )
+        return f"<h3>label-free estimate</h3>{self.summary().to_html()}{note}"
 
     def __repr__(self) -> str:
         return str(self.summary())

@@ -22,6 +22,7 @@ import numpy as np
 
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
+from probeval._util.html import HtmlRepr, curve_svg
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -44,7 +45,7 @@ _BLOCK = 128
 _EPS = 1e-15
 
 
-class CalibrationReport(ValueEquality):
+class CalibrationReport(HtmlRepr, ValueEquality):
     """Reliability bins with credible bands, and the posteriors of ECE, Brier and log-loss
     (see :func:`calibration`)."""
 
@@ -131,6 +132,20 @@ class CalibrationReport(ValueEquality):
             "bins": self.bins(ci).to_dict(),
             "p_miscalibrated": self.p_miscalibrated,
         }
+
+    def _html(self) -> str:
+        bins = self.bins()
+        x = bins["mean_score"]
+        diagram = curve_svg(
+            x,
+            bins["rate"],
+            bins["hdi_low"],
+            bins["hdi_high"],
+            reference=([0.0, 1.0], [0.0, 1.0]),
+            x_label="mean score",
+            y_label="rate",
+        )
+        return f"<h3>calibration</h3>{diagram}{self.summary().to_html()}{bins.to_html()}"
 
     def __repr__(self) -> str:
         return f"{self.summary()}\n\n{self.bins()}"

@@ -17,6 +17,7 @@ from probeval._util.classes import (
     python_value,
     resolve_labels,
 )
+from probeval._util.html import HtmlRepr, format_cell, html_table
 from probeval._util.rng import derive, seed_from
 from probeval._util.validation import (
     as_count,
@@ -80,7 +81,7 @@ class ConfusionOrigin:
         return result[self.spec.name]
 
 
-class ConfusionMatrix:
+class ConfusionMatrix(HtmlRepr):
     """Counts of (true class, predicted class) pairs.
 
     Rows are true classes and columns predicted classes, in the order of :attr:`labels`
@@ -629,6 +630,15 @@ class ConfusionMatrix:
         if self.is_binary:
             result.update(dict(zip(("tp", "fp", "tn", "fn"), self.cells(), strict=True)))
         return result
+
+    def _html(self) -> str:
+        whole = bool(np.all(self._counts == np.round(self._counts)))
+        columns: dict[str, list[Any]] = {"true \\ predicted": [str(c) for c in self._labels]}
+        for j, label in enumerate(self._labels):
+            column = self._counts[:, j]
+            columns[str(label)] = (column.astype(np.int64) if whole else column).tolist()
+        total = int(self.total) if whole else format_cell(self.total)
+        return html_table(columns, f"confusion matrix (n = {total})")
 
     def __repr__(self) -> str:
         def fmt(v: float) -> str:

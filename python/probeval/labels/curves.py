@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from probeval._util.equality import ValueEquality
+from probeval._util.html import HtmlRepr, curve_svg
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -40,7 +41,7 @@ __all__ = ["CurveReport", "curves"]
 GRID_POINTS = 101
 
 
-class CurveReport(ValueEquality):
+class CurveReport(HtmlRepr, ValueEquality):
     """Posterior ROC and precision-recall curves of one binary classifier (see :func:`curves`)."""
 
     def __init__(
@@ -138,6 +139,25 @@ class CurveReport(ValueEquality):
 
     def to_dict(self, ci: float = 0.95) -> dict[str, Any]:
         return {"roc": self.roc_band(ci).to_dict(), "pr": self.pr_band(ci).to_dict()}
+
+    def _html(self) -> str:
+        roc, pr = self.roc_band(), self.pr_band()
+        roc_svg = curve_svg(
+            roc["fpr"],
+            roc["median"],
+            roc["low"],
+            roc["high"],
+            reference=([0.0, 1.0], [0.0, 1.0]),
+            x_label="FPR",
+            y_label="TPR",
+        )
+        pr_svg = curve_svg(
+            pr["recall"], pr["median"], pr["low"], pr["high"], x_label="recall", y_label="prec."
+        )
+        return (
+            f'<h3>ROC and precision-recall curves</h3><p class="pe-note">posterior medians '
+            f"and 95% pointwise bands, {self.n_samples} draws</p>{roc_svg} {pr_svg}"
+        )
 
     def __repr__(self) -> str:
         return f"CurveReport({self.summary.n_distinct} distinct scores, {self.n_samples} draws)"

@@ -11,6 +11,7 @@ import numpy as np
 from probeval._util.classes import encode, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
+from probeval._util.html import HtmlRepr
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -58,7 +59,7 @@ _SCORE_STREAM = 1 << 41
 __all__ = ["Evaluation", "evaluate"]
 
 
-class Evaluation(ValueEquality, Mapping[str, Posterior]):
+class Evaluation(HtmlRepr, ValueEquality, Mapping[str, Posterior]):
     """Posteriors of several metrics of one classifier, by metric name.
 
     ``ev["f1"]`` is a :class:`Posterior` (aliases such as ``"ppv"`` work too);
@@ -164,6 +165,13 @@ class Evaluation(ValueEquality, Mapping[str, Posterior]):
     def as_prior(self) -> Prior:
         """The prior for the next batch of data: sequential updating."""
         return self._prior.updated(self._confusion.counts)
+
+    def _html(self) -> str:
+        densities = [post.density_svg() for post in self._posteriors.values()]
+        return (
+            f"<h3>evaluation</h3>{self.summary().to_html({'density': densities})}"
+            f"{self._confusion._html()}"
+        )
 
     def __repr__(self) -> str:
         return str(self.summary())

@@ -38,6 +38,7 @@ import numpy as np
 from probeval import _core
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
+from probeval._util.html import HtmlRepr
 from probeval._util.rng import derive, seed_from
 from probeval._util.validation import (
     as_float_1d,
@@ -86,7 +87,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
-class ScoreSummary:
+class ScoreSummary(HtmlRepr):
     """Distinct scores of a binary classifier with the (weighted) number of positives and
     negatives at each: lossless sufficient statistics for ROC AUC and average precision.
 

@@ -20,6 +20,7 @@ from probeval import _core
 from probeval._util.classes import encode, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
+from probeval._util.html import HtmlRepr
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -55,7 +56,7 @@ STATISTICS = ("mean", "std", "median", "hdi_low", "hdi_high", "eti_low", "eti_hi
 _ORDER = ("tp", "fp", "tn", "fn")
 
 
-class SegmentEvaluation(ValueEquality, Mapping[str, dict[str, np.ndarray]]):
+class SegmentEvaluation(HtmlRepr, ValueEquality, Mapping[str, dict[str, np.ndarray]]):
     """Posterior summaries of several metrics for every segment.
 
     ``result["f1"]`` is a dict of arrays over the segments (``observed``, ``mean``, ``std``,
@@ -160,6 +161,9 @@ class SegmentEvaluation(ValueEquality, Mapping[str, dict[str, np.ndarray]]):
 
         return pd.DataFrame(self.to_dict())
 
+    def _html(self) -> str:
+        return f"<h3>evaluation by segment</h3>{self.table().to_html()}"
+
     def __repr__(self) -> str:
         shown = min(self.n_segments, 5)
         head = SegmentEvaluation(
@@ -176,7 +180,7 @@ class SegmentEvaluation(ValueEquality, Mapping[str, dict[str, np.ndarray]]):
         return str(head.table()) + more
 
 
-class SegmentCounts:
+class SegmentCounts(HtmlRepr):
     """Confusion counts per segment: sufficient statistics that add up (``+``) and travel as
     plain dicts (:meth:`to_dict` / :meth:`from_dict`), so that parts of the data can be counted
     where they live (Dask, Spark, Ray) and evaluated in one place (:meth:`evaluate`)."""

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from probeval._util.equality import ValueEquality
+from probeval._util.html import HtmlRepr, curve_svg, escape
 from probeval._util.rng import seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -51,7 +52,7 @@ __all__ = ["DecisionCurve", "decision_curve"]
 PROBABILITY_GRID = np.round(np.linspace(0.01, 0.99, 99), 10)
 
 
-class DecisionCurve(ValueEquality):
+class DecisionCurve(HtmlRepr, ValueEquality):
     """The posterior of a binary classifier's decisions at every candidate threshold (see
     :func:`decision_curve`)."""
 
@@ -270,6 +271,37 @@ class DecisionCurve(ValueEquality):
         if self._probabilities:
             result["net_benefit"] = self.net_benefit_band(ci).to_dict()
         return result
+
+    def _html(self) -> str:
+        parts = [f'<h3>decision curve</h3><p class="pe-note">{escape(repr(self))}</p>']
+        if self.value is not None:
+            band = self.value_band()
+            parts.append(
+                curve_svg(
+                    self.thresholds,
+                    band["median"],
+                    band["low"],
+                    band["high"],
+                    x_label="threshold",
+                    y_label="value",
+                )
+            )
+        if self._probabilities:
+            nb = self.net_benefit_band()
+            parts.append(
+                curve_svg(
+                    self.thresholds,
+                    nb["median"],
+                    nb["low"],
+                    nb["high"],
+                    reference=(self.thresholds, np.maximum(nb["treat_all"], 0.0)),
+                    x_label="threshold probability",
+                    y_label="net benefit",
+                )
+            )
+        if self.value is not None:
+            parts.append(self.summary().to_html())
+        return " ".join(parts)
 
     def __repr__(self) -> str:
         what = (
