@@ -1102,3 +1102,10 @@ def test_reports_of_any_posterior_are_well_formed(
     check_html(post._repr_html_())
     page = pe.report(post, title=title or None, figures=False)
     check_html(page[len("<!DOCTYPE html>") :])
+
+
+@given(samples=st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=100))
+def test_draws_reach_xarray_unchanged(samples: list[float]) -> None:
+    post = pe.Posterior("x", samples=np.array(samples), bounds=(-np.inf, np.inf))
+    dataset = post.to_xarray()
+    np.testing.assert_array_equal(dataset["x"].values[0], np.array(samples))

@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol, overload
 import numpy as np
 
 from probeval import _core
+from probeval._util.arrays import LabelledDraws
 from probeval._util.equality import ValueEquality
 from probeval._util.html import HtmlRepr, density_svg, escape, format_cell, key_values
 from probeval._util.rng import seed_from
@@ -62,7 +63,7 @@ def _shape_like(values: np.ndarray, scalar: bool, template: Any) -> Any:
     return values.reshape(np.shape(template))
 
 
-class Posterior(HtmlRepr, ValueEquality):
+class Posterior(HtmlRepr, LabelledDraws, ValueEquality):
     """Posterior distribution of one performance metric.
 
     A posterior holds samples, and — for proportion metrics such as accuracy, precision or
@@ -466,6 +467,9 @@ class Posterior(HtmlRepr, ValueEquality):
                 "confusion matrix (without a label audit) can"
             )
         return self._next_prior
+
+    def _draws(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        return {self.metric: ((), self.samples)}, {}, {self.metric: self.observed}
 
     def density_svg(
         self, *, band: tuple[float, float] | None = None, width: int = 180, height: int = 40

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from probeval import _core
+from probeval._util.arrays import LabelledDraws
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
@@ -171,7 +172,7 @@ def difference_html(title: str, result: DifferenceSummary, observed: dict[str, f
     )
 
 
-class Comparison(HtmlRepr, DifferenceSummary, ValueEquality):
+class Comparison(HtmlRepr, LabelledDraws, DifferenceSummary, ValueEquality):
     """The posterior of the difference ``a - b`` of one metric between two classifiers."""
 
     __slots__ = ("_difference", "a", "b", "metric", "paired", "random", "rope")
@@ -238,6 +239,15 @@ class Comparison(HtmlRepr, DifferenceSummary, ValueEquality):
         if bf is not None and not math.isfinite(bf):
             result["bf_sig"] = str(bf)
         return result
+
+    def _draws(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        variables = {
+            "a": ((), self.a.samples),
+            "b": ((), self.b.samples),
+            "difference": ((), self.samples),
+        }
+        observed = {"a": self.a.observed, "b": self.b.observed}
+        return variables, {}, observed
 
     def _html(self) -> str:
         kind = "paired" if self.paired else "independent"

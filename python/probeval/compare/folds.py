@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from probeval._util.arrays import LabelledDraws
 from probeval._util.equality import ValueEquality
 from probeval._util.html import HtmlRepr, escape, key_values
 from probeval._util.rng import derive, seed_from
@@ -272,7 +273,7 @@ def _within(posterior: Posterior, scale: _Scale) -> tuple[float, float]:
     return float(np.mean(z)), float(np.std(z, ddof=1))
 
 
-class FoldSummary(HtmlRepr, ValueEquality):
+class FoldSummary(HtmlRepr, LabelledDraws, ValueEquality):
     """One model's folds aggregated into the posterior of its performance (see
     :func:`aggregate_folds`)."""
 
@@ -337,6 +338,15 @@ class FoldSummary(HtmlRepr, ValueEquality):
         result["fold_table"] = {k: list(v) for k, v in self._fold_table.items()}
         return result
 
+    def _draws(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        variables: dict[str, Any] = {"mean": ((), self.posterior.samples)}
+        if self.predictive is not None and self.predictive is not self.posterior:
+            variables["new_fold"] = ((), self.predictive.samples)
+        if self.tau is not None:
+            variables["tau"] = ((), self.tau.samples)
+        values = np.asarray(self._fold_table["value"])
+        return variables, {"fold": list(range(len(values)))}, {"fold_values": (("fold",), values)}
+
     def _html(self) -> str:
         shown = {k: v for k, v in self.summary().items() if k not in ("metric", "method")}
         return (
@@ -355,7 +365,7 @@ class FoldSummary(HtmlRepr, ValueEquality):
         )
 
 
-class FoldComparison(HtmlRepr, DifferenceSummary, ValueEquality):
+class FoldComparison(HtmlRepr, LabelledDraws, DifferenceSummary, ValueEquality):
     """The posterior of the difference ``a - b`` of one metric between two models compared
     fold by fold (see :func:`compare_folds`). ``decide(...)`` applies the HDI + ROPE rule."""
 
@@ -409,6 +419,15 @@ class FoldComparison(HtmlRepr, DifferenceSummary, ValueEquality):
         result["ci"] = check_ci(ci)
         result["fold_differences"] = self.fold_differences.tolist()
         return result
+
+    def _draws(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        variables: dict[str, Any] = {"difference": ((), self.samples)}
+        if self.predictive is not None:
+            variables["new_fold"] = ((), self.predictive.samples)
+        if self.tau is not None:
+            variables["tau"] = ((), self.tau.samples)
+        folds = list(range(len(self.fold_differences)))
+        return variables, {"fold": folds}, {"fold_differences": (("fold",), self.fold_differences)}
 
     def _html(self) -> str:
         title = f"{self.metric}: a - b over {len(self.fold_differences)} folds ({self.method})"

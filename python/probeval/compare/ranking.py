@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from probeval import _core
+from probeval._util.arrays import LabelledDraws
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
 from probeval._util.html import HtmlRepr, escape, html_table
@@ -49,7 +50,7 @@ from probeval.labels.scores import joint_score_posteriors
 __all__ = ["Ranking", "rank_models"]
 
 
-class Ranking(HtmlRepr, ValueEquality):
+class Ranking(HtmlRepr, LabelledDraws, ValueEquality):
     """The joint posterior of several models' metric and of their ranks (see
     :func:`rank_models`)."""
 
@@ -155,6 +156,14 @@ class Ranking(HtmlRepr, ValueEquality):
             "p_better": self.p_better().tolist(),
             "p_rope": self.p_rope().tolist(),
         }
+
+    def _draws(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        variables = {
+            self.metric: (("model",), self.samples.T),
+            "rank": (("model",), self.ranks.T.astype(np.float64)),
+        }
+        observed = {self.metric: (("model",), self.observed)}
+        return variables, {"model": list(self.names)}, observed
 
     def _html(self) -> str:
         table = self.summary()

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from probeval import _core
+from probeval._util.arrays import LabelledDraws
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
@@ -1597,7 +1598,7 @@ class _ChunkResult(ValueEquality):
         self.realized = realized
 
 
-class LabelFreeEstimate(HtmlRepr, ValueEquality):
+class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
     """Estimated posteriors per chunk and metric (from :meth:`LabelFreeEstimator.estimate`).
 
     ``result.posterior("f1", chunk=2)`` is a :class:`Posterior`; ``chunk`` is an index or a
@@ -1831,6 +1832,25 @@ class LabelFreeEstimate(HtmlRepr, ValueEquality):
 
     def __len__(self) -> int:
         return len(self._results)
+
+    def _draws(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """Every metric with the dimension ``chunk`` (the chunks' keys)."""
+        n = len(self._results)
+        variables = {
+            metric: (
+                ("chunk",),
+                np.column_stack([self.posterior(metric, i).samples for i in range(n)]),
+            )
+            for metric in self._metrics
+        }
+        observed = {}
+        if self.has_labels:
+            for metric in self._metrics:
+                values = [self.realized(metric, i) for i in range(n)]
+                realized = [math.nan if v is None else v for v in values]
+                observed[f"{metric}_realized"] = (("chunk",), realized)
+        keys = [str(result.chunk.key) for result in self._results]
+        return variables, {"chunk": keys}, observed
 
     def _html(self) -> str:
         alerts = self.score_shift_alerts()

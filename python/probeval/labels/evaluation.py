@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from probeval._util.arrays import LabelledDraws
 from probeval._util.classes import encode, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
@@ -59,7 +60,7 @@ _SCORE_STREAM = 1 << 41
 __all__ = ["Evaluation", "evaluate"]
 
 
-class Evaluation(HtmlRepr, ValueEquality, Mapping[str, Posterior]):
+class Evaluation(HtmlRepr, LabelledDraws, ValueEquality, Mapping[str, Posterior]):
     """Posteriors of several metrics of one classifier, by metric name.
 
     ``ev["f1"]`` is a :class:`Posterior` (aliases such as ``"ppv"`` work too);
@@ -165,6 +166,12 @@ class Evaluation(HtmlRepr, ValueEquality, Mapping[str, Posterior]):
     def as_prior(self) -> Prior:
         """The prior for the next batch of data: sequential updating."""
         return self._prior.updated(self._confusion.counts)
+
+    def _draws(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """One variable per metric (drawn jointly when ``joint=True``)."""
+        variables = {name: ((), post.samples) for name, post in self._posteriors.items()}
+        observed = {name: post.observed for name, post in self._posteriors.items()}
+        return variables, {}, observed
 
     def _html(self) -> str:
         densities = [post.density_svg() for post in self._posteriors.values()]
