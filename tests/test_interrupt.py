@@ -63,6 +63,16 @@ CASES: dict[str, tuple[str, str]] = {
         "est = pe.LabelFreeEstimator(metrics=['accuracy', 'f1', 'roc_auc']).fit(y, s)",
         "est.estimate(s, chunk_size=1_000, n_samples=40_000)",
     ),
+    "label-free estimate, multiclass (K = 5, 100 chunks)": (
+        "y = rng.integers(0, 5, 100_000)\np = rng.dirichlet(np.ones(5), 100_000)\n"
+        "est = pe.LabelFreeEstimator(metrics=['accuracy', 'f1_macro', 'roc_auc_macro']).fit(y, p)",
+        "est.estimate(p, chunk_size=1_000, n_samples=20_000)",
+    ),
+    "rank models by ROC AUC (shared row weights, 4 models)": (
+        "y = rng.integers(0, 2, 20_000)\n"
+        "scores = {f'm{i}': np.clip(0.8 * rng.random(20_000) + 0.2 * y, 0, 1) for i in range(4)}",
+        "pe.rank_models(y, scores, metric='roc_auc', n_samples=20_000)",
+    ),
     "paired comparison": (
         "y, a, b = (rng.integers(0, 2, 100_000) for _ in range(3))",
         "pe.compare_paired(y, a, b, metric='mcc', n_samples=30_000_000)",
