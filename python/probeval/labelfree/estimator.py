@@ -1863,5 +1863,15 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
         )
         return f"<h3>label-free estimate</h3>{self.summary().to_html()}{note}"
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
         return str(self.summary())
+
+    def __repr__(self) -> str:
+        # Compact: a monitoring run can hold thousands of chunks; print() shows the table.
+        alerts = len(self.score_shift_alerts())
+        labels = ", with realized values" if self.has_labels else ""
+        return (
+            f"LabelFreeEstimate({len(self._results)} chunks x {len(self._metrics)} metrics "
+            f"({', '.join(self._metrics)}), target={self.target!r}{labels}; "
+            f"{alerts} score-shift alert{'s' if alerts != 1 else ''})"
+        )
