@@ -663,6 +663,37 @@ def joint_score_posteriors(
         request=f"n_samples={n_samples:,} for the {spec.name} of {len(models)} models",
         alternative="ask for fewer n_samples",
     )
+    if not spec.average and not want_ap:
+        # Binary ROC AUC only: two models share one two-class slot, [-a, b] — "class 0 vs
+        # rest" on -a is a's AUC and "class 1 vs rest" on b is b's — half the columns to
+        # scatter per draw. (An odd last model pairs with itself.)
+        slots = [
+            np.column_stack([-models[i][:, 1], models[min(i + 1, len(models) - 1)][:, 1]])
+            for i in range(0, len(models), 2)
+        ]
+        draws = _shared_weight_draws(codes, slots, weights, False, n_samples, seed)
+        samples = [draws[i // 2, i % 2] for i in range(len(models))]
+    else:
+        draws = _shared_weight_draws(codes, models, weights, want_ap, n_samples, seed)
+        offset = k + 2 if want_ap else 0
+        row = {"class": resolved.class_index, "macro": k, "weighted": k + 1}[resolved.average]
+        samples = [model_draws[offset + row] for model_draws in draws]
+    return [
+        Posterior(spec.name, samples=np.ascontiguousarray(values), observed=value)
+        for values, value in zip(samples, observed, strict=True)
+    ]
+
+
+def _shared_weight_draws(
+    codes: np.ndarray,
+    models: list[np.ndarray],
+    weights: np.ndarray,
+    want_ap: bool,
+    n_samples: int,
+    seed: int,
+) -> np.ndarray:
+    """(models, rows, draws) one-vs-rest draws of several (n, K) score matrices under one
+    per-row Bayesian bootstrap (the exact kernel, every distinct score its own bin)."""
     data = _MulticlassScores.build(codes, np.column_stack(models), weights, None)
     rows = _core.multiclass_auc_draws(
         data.bins,
@@ -674,10 +705,5 @@ def joint_score_posteriors(
         want_ap,
         True,
         len(models),
-    ).reshape(len(models), model_rows, n_samples)
-    offset = k + 2 if want_ap else 0
-    row = {"class": resolved.class_index, "macro": k, "weighted": k + 1}[resolved.average]
-    return [
-        Posterior(spec.name, samples=np.ascontiguousarray(draws[offset + row]), observed=value)
-        for draws, value in zip(rows, observed, strict=True)
-    ]
+    )
+    return np.asarray(rows).reshape(len(models), -1, n_samples)
