@@ -431,3 +431,30 @@ def test_coverage_over_400_replications(k: int, method: str) -> None:
             assert value >= 0.92, (method, target, name, value)
             if method == "pooled":
                 assert value <= 0.98, (method, target, name, value)
+
+
+def test_bin_table_is_in_terms_of_predicted_class_and_confidence() -> None:
+    rng = np.random.default_rng(12)
+    y, s = _simulate(rng, 6_000, 3)
+    names = np.array(["low", "mid", "top"])
+    table = pe.LabelFreeEstimator(n_bins=5).fit(names[y], s).bin_table
+    assert set(table["predicted"]) == {"low", "mid", "top"}
+    assert table["correct"].sum() + table["wrong"].sum() == 6_000
+    predicted, confidence = s.argmax(axis=1), s.max(axis=1)
+    for row in table.rows():
+        c = list(names).index(row["predicted"])
+        # Bins are (low, high]; 1e-9 absorbs the rounding of the edges' back-transform.
+        inside = (
+            (predicted == c)
+            & (confidence > row["confidence_low"] + 1e-9)
+            & (confidence <= row["confidence_high"] + 1e-9)
+        )
+        # The bin's counts are the reference rows predicted c with a confidence in its range.
+        assert inside.sum() == pytest.approx(row["correct"] + row["wrong"])
+        assert (y[inside] == c).sum() == pytest.approx(row["correct"])
+        assert row[f"wrong_is[{row['predicted']}]"] == 0.0
+        assert sum(row[f"wrong_is[{n}]"] for n in names) == pytest.approx(1.0)
+    # Integer labels: the same table but for the class names.
+    ints = pe.LabelFreeEstimator(n_bins=5).fit(y, s).bin_table
+    assert ints["correct"].tolist() == table["correct"].tolist()
+    assert ints["confidence_low"].tolist() == table["confidence_low"].tolist()

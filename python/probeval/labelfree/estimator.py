@@ -524,8 +524,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
 
     @property
     def bin_table(self) -> Table:
-        """Per bin: edges, prediction, reference counts, positive rate and concordance."""
+        """Per bin: edges, prediction, reference counts, positive rate and concordance. For a
+        multiclass fit, per (predicted class, confidence) bin: the confidence range, the
+        reference's correct and wrong predictions, the rate of correct ones, and where the
+        wrong ones truly belong (the shares the model draws from, prior included)."""
         state = self._state()
+        if state["kind"] == "multiclass":
+            return _multiclass_bin_table(state["bins"], state["labels"])
         edges = self.bin_edges
         pos, neg = state["positives"], state["negatives"]
         return Table(
@@ -1596,6 +1601,32 @@ class _ChunkResult(ValueEquality):
         self.chunk = chunk
         self.estimates = estimates
         self.realized = realized
+
+
+def _multiclass_bin_table(bins: MulticlassBins, labels: list[Any]) -> Table:
+    """The multiclass bins in the user's terms: pseudo-scores u = (c + t) / K back to the
+    predicted class c and the confidence s = 1/K + t (K - 1) / K."""
+    k = bins.n_classes
+    edges = np.r_[0.0, bins.edges, 1.0]
+    classes = bins.predicted
+
+    def confidence(u: np.ndarray) -> np.ndarray:
+        t = np.clip(u * k - classes, 0.0, 1.0)
+        return np.asarray(1.0 / k + t * (k - 1.0) / k)
+
+    correct, wrong = bins.correct, bins.wrong
+    shares = bins.error_alpha / np.maximum(bins.error_alpha.sum(axis=1, keepdims=True), 1e-300)
+    columns: dict[str, list[Any]] = {
+        "predicted": [labels[c] for c in classes],
+        "confidence_low": confidence(edges[:-1]).tolist(),
+        "confidence_high": confidence(edges[1:]).tolist(),
+        "correct": correct.tolist(),
+        "wrong": wrong.tolist(),
+        "correct_rate": ((correct + 1.0) / (correct + wrong + 2.0)).tolist(),
+    }
+    for j, label in enumerate(labels):
+        columns[f"wrong_is[{label}]"] = shares[:, j].tolist()
+    return Table(columns, title="reference calibration (multiclass: per predicted class)")
 
 
 class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
