@@ -95,7 +95,7 @@ class DecisionCurve(HtmlRepr, ValueEquality):
         tn = 1.0 - prevalence - fp
         return np.asarray(v_tp * tp + v_fp * fp + v_tn * tn + v_fn * fn, dtype=np.float64)
 
-    def _draws(self) -> np.ndarray:
+    def _value_draws(self) -> np.ndarray:
         """(draws, thresholds) expected value per row."""
         return self._values(self._tp, self._fp, self._prevalence[:, None])
 
@@ -123,7 +123,7 @@ class DecisionCurve(HtmlRepr, ValueEquality):
         j = self._index(threshold)
         return Posterior(
             "value per row",
-            samples=np.ascontiguousarray(self._draws()[:, j]),
+            samples=np.ascontiguousarray(self._value_draws()[:, j]),
             observed=float(self._observed_values()[j]),
             bounds=self._bounds(),
         )
@@ -133,7 +133,7 @@ class DecisionCurve(HtmlRepr, ValueEquality):
         equal-tailed interval."""
         return _band(
             self.thresholds,
-            self._draws(),
+            self._value_draws(),
             self._observed_values(),
             check_ci(ci),
             "value",
@@ -142,7 +142,7 @@ class DecisionCurve(HtmlRepr, ValueEquality):
 
     def best_threshold(self) -> Posterior:
         """The posterior of the value-maximising threshold: each draw's best candidate."""
-        draws = self._draws()
+        draws = self._value_draws()
         best = self.thresholds[np.argmax(draws, axis=1)]
         observed = float(self.thresholds[int(np.argmax(self._observed_values()))])
         low, high = float(self.thresholds[0]), float(self.thresholds[-1])
@@ -155,7 +155,7 @@ class DecisionCurve(HtmlRepr, ValueEquality):
 
     def p_optimal(self) -> Table:
         """P(each threshold maximises the value); sums to 1 over the thresholds."""
-        counts = np.bincount(np.argmax(self._draws(), axis=1), minlength=len(self.thresholds))
+        counts = np.bincount(np.argmax(self._value_draws(), axis=1), minlength=len(self.thresholds))
         shares = counts / self.n_samples
         return Table(
             {"threshold": self.thresholds.tolist(), "p_optimal": shares.tolist()},
@@ -166,7 +166,7 @@ class DecisionCurve(HtmlRepr, ValueEquality):
         """The posterior of the highest expected value per row over the thresholds."""
         return Posterior(
             "best value per row",
-            samples=np.ascontiguousarray(self._draws().max(axis=1)),
+            samples=np.ascontiguousarray(self._value_draws().max(axis=1)),
             observed=float(self._observed_values().max()),
             bounds=self._bounds(),
         )
@@ -175,7 +175,7 @@ class DecisionCurve(HtmlRepr, ValueEquality):
         """The posterior of what committing to ``threshold`` loses per row against the best
         threshold of each draw (0 when it is the best)."""
         j = self._index(threshold)
-        draws = self._draws()
+        draws = self._value_draws()
         observed = self._observed_values()
         low, high = self._bounds()
         return Posterior(
