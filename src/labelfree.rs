@@ -360,6 +360,22 @@ pub struct Drift {
     pub slope: Vec<f64>,
     pub slope_se: Vec<f64>,
     pub ref_mean: Vec<f64>,
+    /// Per chunk, the prior log-density of its shift a on the shift grid (chunks × points,
+    /// row-major), when the labels that arrived in other chunks say how production moves; empty:
+    /// every chunk has the shift grid's own prior. The centring of the bins' logits always uses
+    /// the grid's own prior (how the reference's periods move).
+    pub chunk_shift_prior: Vec<f64>,
+}
+
+/// What a chunk's labels need from the drift model: per bin the logit offset and standard
+/// deviation of its own deviation (see [`Drift`]), the variance of the reference rate's logit,
+/// the reference logit, and the bins with known labels.
+struct LabelTerms {
+    offset: Vec<f64>,
+    sd: Vec<f64>,
+    rate_var: Vec<f64>,
+    centre: Vec<f64>,
+    labelled: Vec<usize>,
 }
 
 /// An equally spaced grid of values with their prior log-densities (−∞ allowed).
@@ -446,6 +462,36 @@ impl Drift {
         Ok(())
     }
 
+    /// Check the per-chunk shift priors against `n_chunks` chunks.
+    pub fn check_chunks(&self, n_chunks: usize) -> Result<()> {
+        let g = self.shift.values.len();
+        if self.chunk_shift_prior.is_empty() {
+            return Ok(());
+        }
+        let valid = self.chunk_shift_prior.len() == n_chunks * g
+            && self.chunk_shift_prior.chunks(g).all(|row| {
+                row.iter().all(|p| !p.is_nan() && *p != f64::INFINITY)
+                    && row.iter().any(|p| p.is_finite())
+            });
+        if valid {
+            Ok(())
+        } else {
+            Err(Error::invalid(
+                "the per-chunk shift priors need one finite row (-inf allowed) per chunk",
+            ))
+        }
+    }
+
+    /// The prior log-density of chunk `chunk`'s shift on the shift grid.
+    fn shift_prior(&self, chunk: usize) -> &[f64] {
+        if self.chunk_shift_prior.is_empty() {
+            &self.shift.log_prior
+        } else {
+            let g = self.shift.values.len();
+            &self.chunk_shift_prior[chunk * g..(chunk + 1) * g]
+        }
+    }
+
     /// A chunk's model: per bin the logit offset and the logit standard deviation of its own
     /// deviation, and the cumulative posterior of (a, b) over the grid (b varying fastest)
     /// given the chunk's labels.
@@ -463,13 +509,14 @@ impl Drift {
             .collect()
     }
 
-    /// `centre_shift` comes from [`Drift::centre_shifts`].
-    pub fn chunk_model(
+    /// What the chunk's labels need (see [`LabelTerms`]); `centre_shift` comes from
+    /// [`Drift::centre_shifts`].
+    fn label_terms(
         &self,
         cal: &Calibration,
         stats: &ChunkStats,
         centre_shift: &[f64],
-    ) -> ChunkModel {
+    ) -> LabelTerms {
         let k = cal.n_bins();
         let mut offset = vec![0.0; k];
         let mut sd = vec![self.bin_sd; k];
@@ -494,27 +541,55 @@ impl Drift {
         for (o, shift) in offset.iter_mut().zip(centre_shift) {
             *o += shift;
         }
-        let (ga, gb) = (self.shift.values.len(), self.tilt.values.len());
-        let mut log_post = Vec::with_capacity(ga * gb);
-        for &pa in &self.shift.log_prior {
-            for &pb in &self.tilt.log_prior {
-                log_post.push(pa + pb);
-            }
+        let labelled = (0..k)
+            .filter(|&i| stats.labelled_pos[i] + stats.labelled_neg[i] > 0.0)
+            .collect();
+        LabelTerms {
+            offset,
+            sd,
+            rate_var,
+            centre,
+            labelled,
         }
-        for i in 0..k {
-            let (x, y) = (stats.labelled_pos[i], stats.labelled_neg[i]);
-            if x + y == 0.0 {
-                continue;
-            }
-            let var = sd[i] * sd[i] + rate_var[i];
-            let spread = centre[i] - self.centre;
-            for (ia, &a) in self.shift.values.iter().enumerate() {
-                for (ib, &b) in self.tilt.values.iter().enumerate() {
-                    let lp = &mut log_post[ia * gb + ib];
-                    if *lp > f64::NEG_INFINITY {
-                        *lp += beta_binomial_ln(x, y, centre[i] + offset[i] + a + b * spread, var);
-                    }
-                }
+    }
+
+    /// `start` + ln P(the chunk's known labels | shift a, tilt b), up to a constant.
+    fn labels_ln(&self, terms: &LabelTerms, stats: &ChunkStats, a: f64, b: f64, start: f64) -> f64 {
+        terms.labelled.iter().fold(start, |total, &i| {
+            let var = terms.sd[i] * terms.sd[i] + terms.rate_var[i];
+            let spread = terms.centre[i] - self.centre;
+            total
+                + beta_binomial_ln(
+                    stats.labelled_pos[i],
+                    stats.labelled_neg[i],
+                    terms.centre[i] + terms.offset[i] + a + b * spread,
+                    var,
+                )
+        })
+    }
+
+    /// A chunk's model: per bin the logit offset and the logit standard deviation of its own
+    /// deviation, and the cumulative posterior of (a, b) over the grid (b varying fastest)
+    /// given the chunk's labels. `chunk` is the chunk's index (for its own shift prior);
+    /// `centre_shift` comes from [`Drift::centre_shifts`].
+    pub fn chunk_model(
+        &self,
+        cal: &Calibration,
+        stats: &ChunkStats,
+        centre_shift: &[f64],
+        chunk: usize,
+    ) -> ChunkModel {
+        let terms = self.label_terms(cal, stats, centre_shift);
+        let gb = self.tilt.values.len();
+        let mut log_post = Vec::with_capacity(self.shift.values.len() * gb);
+        for (&a, &pa) in self.shift.values.iter().zip(self.shift_prior(chunk)) {
+            for (&b, &pb) in self.tilt.values.iter().zip(&self.tilt.log_prior) {
+                let prior = pa + pb;
+                log_post.push(if prior > f64::NEG_INFINITY && !terms.labelled.is_empty() {
+                    self.labels_ln(&terms, stats, a, b, prior)
+                } else {
+                    prior
+                });
             }
         }
         let top = log_post.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -525,7 +600,53 @@ impl Drift {
             cdf.push(total);
         }
         cdf.iter_mut().for_each(|c| *c /= total);
-        ChunkModel { offset, sd, cdf }
+        ChunkModel {
+            offset: terms.offset,
+            sd: terms.sd,
+            cdf,
+        }
+    }
+
+    /// ln P(the chunk's known labels | shift a) at every point of the shift grid, the tilt b
+    /// averaged over its prior (0 everywhere for a chunk without labels): what the labels of
+    /// all chunks say about how production moves ([`Drift::chunk_shift_prior`]).
+    pub fn shift_log_likelihood(
+        &self,
+        cal: &Calibration,
+        stats: &ChunkStats,
+        centre_shift: &[f64],
+    ) -> Vec<f64> {
+        let terms = self.label_terms(cal, stats, centre_shift);
+        let top = self
+            .tilt
+            .log_prior
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let tilt: Vec<(f64, f64)> = self
+            .tilt
+            .values
+            .iter()
+            .zip(&self.tilt.log_prior)
+            .filter(|(_, p)| p.is_finite())
+            .map(|(&b, &p)| (b, p - top))
+            .collect();
+        let norm = tilt.iter().map(|(_, p)| p.exp()).sum::<f64>().ln();
+        self.shift
+            .values
+            .iter()
+            .map(|&a| {
+                if terms.labelled.is_empty() {
+                    return 0.0;
+                }
+                let terms: Vec<f64> = tilt
+                    .iter()
+                    .map(|&(b, p)| self.labels_ln(&terms, stats, a, b, p))
+                    .collect();
+                let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                m + terms.iter().map(|t| (t - m).exp()).sum::<f64>().ln() - norm
+            })
+            .collect()
     }
 
     /// The prior's (a, b) points with their probabilities, dropping those below 1e-12 of the
@@ -571,6 +692,34 @@ impl Drift {
             (second - mean * mean + step * step / 12.0).max(0.0).sqrt(),
         )
     }
+}
+
+/// Per chunk, the posterior mean and standard deviation of its common shift a given its known
+/// labels (chunks in parallel).
+pub fn drift_shift_posteriors(
+    cal: &Calibration,
+    drift: &Drift,
+    chunks: &[ChunkStats],
+) -> Result<Vec<(f64, f64)>> {
+    drift.check(cal.n_bins())?;
+    drift.check_chunks(chunks.len())?;
+    let centre_shift = drift.centre_shifts(cal);
+    parallel::map(chunks.len(), |c| {
+        Ok(drift.shift_posterior(&drift.chunk_model(cal, &chunks[c], &centre_shift, c)))
+    })
+}
+
+/// Per chunk, [`Drift::shift_log_likelihood`] (chunks in parallel).
+pub fn drift_shift_likelihoods(
+    cal: &Calibration,
+    drift: &Drift,
+    chunks: &[ChunkStats],
+) -> Result<Vec<Vec<f64>>> {
+    drift.check(cal.n_bins())?;
+    let centre_shift = drift.centre_shifts(cal);
+    parallel::map(chunks.len(), |c| {
+        Ok(drift.shift_log_likelihood(cal, &chunks[c], &centre_shift))
+    })
 }
 
 /// What [`Drift::chunk_model`] works out for one chunk.
@@ -1171,6 +1320,7 @@ fn draw_masses<S: Sink>(
     let k = cal.n_bins();
     if let Some(drift) = drift {
         drift.check(k)?;
+        drift.check_chunks(chunks.len())?;
     }
     let fits = |c: &ChunkStats| {
         [
@@ -1309,7 +1459,7 @@ impl Job<'_> {
             .collect();
         let model = self
             .drift
-            .map(|drift| drift.chunk_model(self.cal, stats, &self.centre_shift));
+            .map(|drift| drift.chunk_model(self.cal, stats, &self.centre_shift, index));
         fill_blocks(out, rows, n_draws, seed, |streams, rows_out| {
             let (mut sw, mut sx, mut sn) =
                 (streams.sampler(0), streams.sampler(1), streams.sampler(2));
@@ -1462,6 +1612,124 @@ mod tests {
         let p: f64 = 0.3;
         let binomial = 4.0 * p.ln() + 6.0 * (1.0 - p).ln();
         assert!((beta_binomial_ln(4.0, 6.0, logit(p), 0.0) - binomial).abs() < 1e-12);
+    }
+
+    /// A drift on small grids around a fitted calibration, and two chunks of 2,000 rows whose
+    /// labels are all known except every third row.
+    fn drift_with_labelled_chunks() -> (Calibration, Drift, Vec<ChunkStats>) {
+        let (scores, labels) = calibrated(20_000, 5);
+        let cal = fit(&scores, &labels, 8, 0.5).unwrap();
+        let grid = |half: f64, n: usize, sd: f64| Grid {
+            values: (0..n)
+                .map(|i| -half + 2.0 * half * i as f64 / (n - 1) as f64)
+                .collect(),
+            log_prior: (0..n)
+                .map(|i| {
+                    let v = -half + 2.0 * half * i as f64 / (n - 1) as f64;
+                    -0.5 * (v / sd).powi(2)
+                })
+                .collect(),
+        };
+        let k = cal.n_bins();
+        let drift = Drift {
+            shift: grid(1.0, 41, 0.3),
+            tilt: grid(0.5, 9, 0.2),
+            centre: -0.4,
+            bin_sd: 0.05,
+            slope: vec![1.0; k],
+            slope_se: vec![0.2; k],
+            ref_mean: (0..k)
+                .map(|i| {
+                    let (l, h) = cal.bounds(i);
+                    0.5 * (l + h)
+                })
+                .collect(),
+            chunk_shift_prior: Vec::new(),
+        };
+        let (chunk_scores, chunk_labels) = calibrated(4_000, 6);
+        let known: Vec<f64> = chunk_labels
+            .iter()
+            .enumerate()
+            .map(|(i, &y)| {
+                if i % 3 == 0 {
+                    f64::NAN
+                } else {
+                    f64::from(u8::from(y))
+                }
+            })
+            .collect();
+        let chunks = chunk_stats(&cal, &chunk_scores, &[0, 2_000], false, Some(&known)).unwrap();
+        (cal, drift, chunks)
+    }
+
+    #[test]
+    fn shift_likelihood_times_prior_is_the_chunk_models_shift_posterior() {
+        // Two paths to P(a | labels): the (a, b) grid posterior of the chunk model summed over
+        // b, and the prior of a times the likelihood of a with b averaged over its prior.
+        let (cal, drift, chunks) = drift_with_labelled_chunks();
+        let centre = drift.centre_shifts(&cal);
+        let gb = drift.tilt.values.len();
+        for (c, stats) in chunks.iter().enumerate() {
+            let model = drift.chunk_model(&cal, stats, &centre, c);
+            let log_lik = drift.shift_log_likelihood(&cal, stats, &centre);
+            let joint: Vec<f64> = log_lik
+                .iter()
+                .zip(&drift.shift.log_prior)
+                .map(|(l, p)| l + p)
+                .collect();
+            let top = joint.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let total: f64 = joint.iter().map(|j| (j - top).exp()).sum();
+            let mut last = 0.0;
+            for (ia, j) in joint.iter().enumerate() {
+                let from_model = model.cdf[ia * gb + gb - 1] - last;
+                last = model.cdf[ia * gb + gb - 1];
+                let direct = (j - top).exp() / total;
+                assert!(
+                    (from_model - direct).abs() < 1e-12,
+                    "{c} {ia}: {from_model} {direct}"
+                );
+            }
+        }
+        // No labels: the likelihood is flat.
+        let mut bare = chunks[0].clone();
+        bare.labelled_pos.fill(0.0);
+        bare.labelled_neg.fill(0.0);
+        assert!(
+            drift
+                .shift_log_likelihood(&cal, &bare, &centre)
+                .iter()
+                .all(|&l| l == 0.0)
+        );
+    }
+
+    #[test]
+    fn each_chunk_gets_its_own_shift_prior() {
+        let (cal, mut drift, chunks) = drift_with_labelled_chunks();
+        let g = drift.shift.values.len();
+        // Chunk 0: the shift is known to be the grid's 30th point; chunk 1: the grid's prior.
+        let mut rows = vec![f64::NEG_INFINITY; g];
+        rows[30] = 0.0;
+        rows.extend_from_slice(&drift.shift.log_prior);
+        drift.chunk_shift_prior = rows;
+        let shifts = drift_shift_posteriors(&cal, &drift, &chunks).unwrap();
+        let step = drift.shift.values[1] - drift.shift.values[0];
+        assert!((shifts[0].0 - drift.shift.values[30]).abs() < 1e-12);
+        assert!((shifts[0].1 - step / 12f64.sqrt()).abs() < 1e-12);
+        let shared = Drift {
+            chunk_shift_prior: Vec::new(),
+            ..drift.clone()
+        };
+        assert_eq!(
+            drift_shift_posteriors(&cal, &shared, &chunks).unwrap()[1],
+            shifts[1]
+        );
+        // One row per chunk, each with a finite point.
+        drift.chunk_shift_prior.truncate(g);
+        assert!(drift_shift_posteriors(&cal, &drift, &chunks).is_err());
+        drift.chunk_shift_prior = vec![f64::NEG_INFINITY; 2 * g];
+        assert!(drift_shift_posteriors(&cal, &drift, &chunks).is_err());
+        drift.chunk_shift_prior[3] = f64::NAN;
+        assert!(drift_shift_posteriors(&cal, &drift, &chunks).is_err());
     }
 
     #[test]

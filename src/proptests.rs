@@ -197,6 +197,7 @@ proptest! {
             slope: vec![slope; k],
             slope_se: vec![slope.abs(); k],
             ref_mean: (0..k).map(|i| { let (l, h) = cal.bounds(i); 0.5 * (l + h) }).collect(),
+            chunk_shift_prior: Vec::new(),
         };
         let out = labelfree::estimate(&cal, &chunks, &all, settings, Some(&drift), 20, 1).unwrap();
         for (row, values) in out.chunks(20).enumerate() {

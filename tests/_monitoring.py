@@ -43,7 +43,8 @@ def _logit(p: np.ndarray) -> np.ndarray:
 #: P(y | score), ``slope`` the true slope of logit P(y | score) on logit(score) (1: calibrated;
 #: steeper: the score under-ranks, so the positive rate climbs inside a bin), ``location`` the
 #: sd of each chunk's covariate shift (the mean of the scores' logits), ``coarse`` the score
-#: resolution (ties), ``concept`` a fixed shift (logit) of P(y | score) in production only,
+#: resolution (ties), ``concept`` a fixed shift (logit) of P(y | score) in production only
+#: (from the chunk at ``concept_from`` x the stream's length on; from the first by default),
 #: ``label_shift`` the production prevalence odds ratio.
 SCENARIOS: dict[str, dict[str, float]] = {
     "stable": {},
@@ -53,6 +54,7 @@ SCENARIOS: dict[str, dict[str, float]] = {
     "coarse tied scores": {"slope": 2.0, "location": 0.3, "coarse": 0.05},
     "drift + within-bin + ties": {"drift": 0.1, "slope": 1.6, "location": 0.3, "coarse": 0.02},
     "concept shift (+0.25 logit)": {"concept": 0.25},
+    "concept shift mid-stream (+0.4 logit)": {"concept": 0.4, "concept_from": 0.5},
     "label shift (odds x1.3)": {"label_shift": 1.3},
 }
 
@@ -70,15 +72,16 @@ def simulate(
     s = SCENARIOS[scenario]
     drift, slope, location = s.get("drift", 0.0), s.get("slope", 1.0), s.get("location", 0.0)
     coarse, concept = s.get("coarse", 0.0), s.get("concept", 0.0)
+    shifted_from = round(s.get("concept_from", 0.0) * n_chunks)
     odds = s.get("label_shift", 1.0)
     base = rng.normal(-0.6, 0.2)
 
-    def period(n: int, production: bool) -> tuple[np.ndarray, np.ndarray]:
+    def period(n: int, production: bool, shifted: bool = False) -> tuple[np.ndarray, np.ndarray]:
         z = rng.normal(-0.6 + rng.normal(0.0, location), 1.4, n)
         scores = _expit(z)
         if coarse:
             scores = np.clip(np.round(scores / coarse) * coarse, 0.0, 1.0)
-        shift = rng.normal(0.0, drift) + (concept if production else 0.0)
+        shift = rng.normal(0.0, drift) + (concept if shifted else 0.0)
         truth = base + 0.6 + slope * (z + 0.6) + shift
         if production and odds != 1.0:
             truth = truth + np.log(odds)
@@ -86,7 +89,7 @@ def simulate(
         return labels, scores
 
     ref = [period(n_reference // periods, False) for _ in range(periods)]
-    prod = [period(CHUNK, True) for _ in range(n_chunks)]
+    prod = [period(CHUNK, True, c >= shifted_from) for c in range(n_chunks)]
     return Stream(
         scenario,
         np.concatenate([r[0] for r in ref]),

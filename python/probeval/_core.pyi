@@ -40,6 +40,7 @@ __all__ = [
     "f1_mode",
     "labelfree_chunk_stats",
     "labelfree_drift_shift",
+    "labelfree_drift_shift_likelihood",
     "labelfree_estimate",
     "labelfree_estimate_multiclass",
     "labelfree_fit",
@@ -208,6 +209,11 @@ def labelfree_chunk_stats(
     labels: npt.NDArray[np.float64] | None = None,
 ) -> tuple[npt.NDArray[np.float64], ...]: ...
 def labelfree_drift_shift(
+    calibration_args: tuple[Any, ...],
+    drift_args: tuple[Any, ...],
+    stats: tuple[npt.NDArray[np.float64], ...],
+) -> npt.NDArray[np.float64]: ...
+def labelfree_drift_shift_likelihood(
     calibration_args: tuple[Any, ...],
     drift_args: tuple[Any, ...],
     stats: tuple[npt.NDArray[np.float64], ...],

@@ -119,7 +119,8 @@ pub(super) fn labelfree_chunk_stats<'py>(
 }
 
 /// Between-period drift as Python passes it: ((shift grid, its prior log-density), (tilt
-/// grid, its prior log-density), centre, bin sd, slope, slope se, reference mean score).
+/// grid, its prior log-density), centre, bin sd, slope, slope se, reference mean score,
+/// per-chunk shift priors (chunks, shift points), or (0, points) for the grid's own prior).
 type DriftArgs<'py> = (
     (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
     (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
@@ -128,6 +129,7 @@ type DriftArgs<'py> = (
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
 );
 
 fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
@@ -143,7 +145,29 @@ fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
         slope: flat(&args.4).into_owned(),
         slope_se: flat(&args.5).into_owned(),
         ref_mean: flat(&args.6).into_owned(),
+        chunk_shift_prior: args.7.as_array().iter().copied().collect(),
     }
+}
+
+/// A (chunks, width) table of what `per_chunk` says of every chunk under the drift model.
+fn drift_table<'py>(
+    py: Python<'py>,
+    width: usize,
+    calibration_args: &CalibrationArgs<'py>,
+    drift_args: &DriftArgs<'py>,
+    stats: &ChunkInputs<'py>,
+    per_chunk: impl FnOnce(
+        &labelfree::Calibration,
+        &labelfree::Drift,
+        &[labelfree::ChunkStats],
+    ) -> crate::Result<Vec<Vec<f64>>>
+    + Send,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let cal = calibration(calibration_args)?;
+    let drift = drift(drift_args);
+    let chunks = chunk_inputs(stats, cal.n_bins())?;
+    let rows = run(py, || per_chunk(&cal, &drift, &chunks))?;
+    shaped(py, rows.concat(), [chunks.len(), width])
 }
 
 /// Per chunk, the drift model's posterior of the common shift δ (logit): mean and sd.
@@ -154,24 +178,39 @@ pub(super) fn labelfree_drift_shift<'py>(
     drift_args: DriftArgs<'py>,
     stats: ChunkInputs<'py>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let cal = calibration(&calibration_args)?;
-    let drift = drift(&drift_args);
-    drift.check(cal.n_bins())?;
-    let chunks = chunk_inputs(&stats, cal.n_bins())?;
-    let out: Vec<f64> = run(py, || {
-        let centre_shift = drift.centre_shifts(&cal);
-        Ok::<_, crate::Error>(
-            chunks
-                .iter()
-                .flat_map(|c| {
-                    let (mean, sd) =
-                        drift.shift_posterior(&drift.chunk_model(&cal, c, &centre_shift));
-                    [mean, sd]
-                })
-                .collect(),
-        )
-    })?;
-    shaped(py, out, [chunks.len(), 2])
+    drift_table(
+        py,
+        2,
+        &calibration_args,
+        &drift_args,
+        &stats,
+        |cal, drift, chunks| {
+            let shifts = labelfree::drift_shift_posteriors(cal, drift, chunks)?;
+            Ok(shifts
+                .into_iter()
+                .map(|(mean, sd)| vec![mean, sd])
+                .collect())
+        },
+    )
+}
+
+/// Per chunk, ln P(its known labels | shift a) at every point of the drift's shift grid (the
+/// tilt averaged over its prior; 0 for chunks without labels); shape (chunks, points).
+#[pyfunction]
+pub(super) fn labelfree_drift_shift_likelihood<'py>(
+    py: Python<'py>,
+    calibration_args: CalibrationArgs<'py>,
+    drift_args: DriftArgs<'py>,
+    stats: ChunkInputs<'py>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    drift_table(
+        py,
+        drift_args.0.0.len()?,
+        &calibration_args,
+        &drift_args,
+        &stats,
+        labelfree::drift_shift_likelihoods,
+    )
 }
 
 /// Chunk statistics as Python passes them back (the arrays of [`labelfree_chunk_stats`]).

@@ -26,7 +26,7 @@ bin's rate with the labels already known.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Any
 
@@ -34,7 +34,15 @@ import numpy as np
 
 from probeval._util.equality import ValueEquality
 
-__all__ = ["Drift", "learn_drift", "merge_periods", "period_sums", "shift_diagnostic"]
+__all__ = [
+    "Drift",
+    "learn_drift",
+    "merge_periods",
+    "period_sums",
+    "production_shift_priors",
+    "shift_diagnostic",
+    "widen_shift",
+]
 
 #: Points of the shift and tilt grids (equally spaced; the core smooths each over its step).
 _SHIFT_GRID = 161
@@ -48,6 +56,18 @@ _TAU_GRID = 400
 _TAU_MAX = 2.0
 #: Prior probability that the reference periods do not move at all (τ = 0).
 _STABLE = 0.2
+#: Once labels arrive in production, the shift grid spans at least ±this (logit) on this many
+#: points, so that the labels can show a production that moved further than the reference did.
+_PRODUCTION_HALF = 1.25
+_PRODUCTION_GRID = 241
+#: Grids of the production movement: the share ε of chunks that moved beyond the reference's
+#: period-to-period drift (uniform prior), where they moved to (μ, prior N(0, 0.5²)) and how
+#: far apart they are (sd s, uniform on the log scale).
+_MOVED_SHARE = np.linspace(0.0, 1.0, 21)
+_NOT_MOVED = 0.5
+_MOVED_MEAN = np.linspace(-1.0, 1.0, 41)
+_MOVED_MEAN_PRIOR_SD = 0.5
+_MOVED_SD = np.geomspace(0.02, 0.5, 9)
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,7 +91,11 @@ class Drift(ValueEquality):
     count_dispersion: float
     n_periods: int
 
-    def core_args(self) -> tuple[Any, ...]:
+    def core_args(self, chunk_shift_prior: np.ndarray | None = None) -> tuple[Any, ...]:
+        """The drift as ``_core`` takes it; ``chunk_shift_prior`` (chunks, shift points): each
+        chunk's own prior log-density of its shift (:func:`production_shift_priors`)."""
+        if chunk_shift_prior is None:
+            chunk_shift_prior = np.zeros((0, self.shift.shape[0]))
         return (
             (self.shift, self.shift_log_prior),
             (self.tilt, self.tilt_log_prior),
@@ -80,6 +104,7 @@ class Drift(ValueEquality):
             self.slope,
             self.slope_se,
             self.ref_mean,
+            np.ascontiguousarray(chunk_shift_prior, dtype=np.float64),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -354,3 +379,71 @@ def shift_diagnostic(
     dof = int((reference_counts > 0).sum()) - 1
     p = np.array([_chi2_sf(float(s), dof) for s in statistic])
     return tv, p
+
+
+def widen_shift(drift: Drift) -> Drift:
+    """The drift with its shift grid widened to at least ±``_PRODUCTION_HALF`` on
+    ``_PRODUCTION_GRID`` points, each old point's prior mass split between its two nearest new
+    points (which keeps its mean)."""
+    half = max(float(np.abs(drift.shift).max()), _PRODUCTION_HALF)
+    grid = np.linspace(-half, half, _PRODUCTION_GRID)
+    mass = np.exp(drift.shift_log_prior - drift.shift_log_prior.max())
+    position = (drift.shift - grid[0]) / (grid[1] - grid[0])
+    low = np.clip(np.floor(position).astype(np.int64), 0, grid.shape[0] - 2)
+    upper = np.clip(position - low, 0.0, 1.0)
+    new = np.bincount(low, mass * (1.0 - upper), grid.shape[0])
+    new += np.bincount(low + 1, mass * upper, grid.shape[0])
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(new / new.max())
+    return replace(drift, shift=grid, shift_log_prior=log_prior)
+
+
+def production_shift_priors(
+    shift: np.ndarray, log_prior: np.ndarray, log_likelihood: np.ndarray, labelled: np.ndarray
+) -> np.ndarray:
+    """Per chunk, the prior log-density of its shift a (on the grid ``shift``) given the labels
+    that arrived in the *other* chunks.
+
+    The reference's periods say how a new period moves (``log_prior``, G). Production can move
+    further: a share ε of its chunks follows N(μ, s²) instead of G,
+
+        a_c ~ (1 - ε) G + ε N(μ, s²),
+
+    with (ε, μ, s) on grids (priors in the module's constants). Without labels nothing tells ε
+    from 0, and the estimate is the reference's; labels that arrived show whether (and where)
+    production moved. ``log_likelihood`` (chunks, G) is ln P(chunk's labels | a) from the core,
+    ``labelled`` marks the chunks that have labels. A labelled chunk's prior leaves its own
+    labels out (the core adds them), the others use all labels."""
+    step = float(shift[1] - shift[0])
+    g = np.exp(log_prior - log_prior.max())
+    g /= g.sum()
+    mean, sd = (a.ravel() for a in np.meshgrid(_MOVED_MEAN, _MOVED_SD, indexing="ij"))
+    width = np.maximum(sd, step / 2)
+    slab = np.exp(-0.5 * ((shift[None, :] - mean[:, None]) / width[:, None]) ** 2)
+    slab /= slab.sum(axis=1, keepdims=True)
+    eps = _MOVED_SHARE[:, None]
+    share_prior = np.full(eps.shape[0], (1.0 - _NOT_MOVED) / (eps.shape[0] - 1))
+    share_prior[0] = _NOT_MOVED
+    hyper_prior = np.log(share_prior)[:, None] - 0.5 * (mean / _MOVED_MEAN_PRIOR_SD) ** 2
+    loglik = log_likelihood[labelled]
+    likelihood = np.exp(loglik - loglik.max(axis=1, keepdims=True))
+    tiny = np.finfo(np.float64).tiny
+    m0 = np.maximum(likelihood @ g, tiny)
+    m1 = np.maximum(likelihood @ slab.T, tiny)
+    terms = np.log((1.0 - eps)[None] * m0[:, None, None] + eps[None] * m1[:, None, :])
+    total = terms.sum(axis=0) + hyper_prior
+
+    def prior(log_weight: np.ndarray) -> np.ndarray:
+        weight = np.exp(log_weight - log_weight.max())
+        weight /= weight.sum()
+        moved = (weight * eps).sum(axis=0)
+        density = (1.0 - moved.sum()) * g + moved @ slab
+        with np.errstate(divide="ignore"):
+            out: np.ndarray = np.log(density / density.max())
+        return out
+
+    shared = prior(total)
+    out = np.tile(shared, (log_likelihood.shape[0], 1))
+    for row, chunk in enumerate(np.flatnonzero(labelled)):
+        out[chunk] = prior(total - terms[row])
+    return out

@@ -81,7 +81,9 @@ from probeval.labelfree.drift import (
     learn_drift,
     merge_periods,
     period_sums,
+    production_shift_priors,
     shift_diagnostic,
+    widen_shift,
 )
 from probeval.labelfree.multiclass import (
     MulticlassBins,
@@ -703,7 +705,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             alternative="ask for fewer n_samples, or fewer (larger) chunks",
         )
         drift_model = self._drift_for(chunks)
-        drift = self._drift_args(drift_model)
+        drift = self._drift_args(drift_model, calibration, stats)
         draws = _core.labelfree_estimate(
             calibration, stats, binary, options, n, derive(seed, 0), beta, zd, drift
         )
@@ -805,7 +807,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             alternative="ask for fewer n_samples, or fewer (larger) chunks",
         )
         drift_model = self._drift_for(chunks)
-        drift = self._drift_args(drift_model)
+        drift = self._drift_args(drift_model, calibration, stats)
         draws = np.empty((len(chunks), 0, n))
         if confusion_specs:
             draws = _core.labelfree_estimate_multiclass(
@@ -988,11 +990,28 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             )
         return cache[windows]
 
-    def _drift_args(self, drift: Drift) -> tuple[Any, ...] | None:
-        """The drift model for the core, or None (method "pooled", perfect calibration)."""
+    def _drift_args(
+        self,
+        drift: Drift,
+        calibration: tuple[Any, ...] | None = None,
+        stats: tuple[np.ndarray, ...] | None = None,
+    ) -> tuple[Any, ...] | None:
+        """The drift model for the core, or None (method "pooled", perfect calibration). When
+        some of the chunks (``stats``) have labels already, each chunk gets its own prior of the
+        shift from the labels of the others (:func:`production_shift_priors`)."""
         if self.method == "pooled" or self.calibration == "perfect":
             return None
-        return drift.core_args()
+        if calibration is None or stats is None:
+            return drift.core_args()
+        labelled = (np.asarray(stats[3]).sum(axis=1) + np.asarray(stats[4]).sum(axis=1)) > 0
+        if not labelled.any():
+            return drift.core_args()
+        wide = widen_shift(drift)
+        log_likelihood = _core.labelfree_drift_shift_likelihood(
+            calibration, wide.core_args(), stats
+        )
+        priors = production_shift_priors(wide.shift, wide.shift_log_prior, log_likelihood, labelled)
+        return wide.core_args(priors)
 
     def _diagnostics(
         self,
