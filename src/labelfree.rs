@@ -2,7 +2,8 @@
 //!
 //! Fit on reference data (scores with labels): equal-frequency bins of the reference scores plus
 //! an edge at the decision threshold, so that every bin predicts one class; per bin the counts
-//! of positives and negatives (the posterior of its positive rate rᵢ is Beta(pos + 1, neg + 1))
+//! of positives and negatives (the posterior of its positive rate rᵢ is Beta(pos + 2p̄, neg +
+//! 2(1 − p̄)), a prior of two rows' weight centred on the reference's positive rate p̄)
 //! and the within-bin concordance of positives over negatives (for ROC AUC, see below).
 //!
 //! Estimate on experiment data (scores only), per chunk: bin counts nᵢ and mean scores. Each
@@ -62,6 +63,21 @@ impl Calibration {
     /// Whether bin i predicts the positive class (it lies above the threshold).
     pub fn predicts_positive(&self, i: usize) -> bool {
         self.bounds(i).0 >= self.threshold
+    }
+
+    /// Prior of every bin's positive rate: a Beta with the weight of two rows, centred on the
+    /// reference's positive rate p̄ = (P + 1) / (P + N + 2) — Beta(2 p̄, 2 (1 − p̄)). Beta(1, 1)
+    /// (centred on ½) put half a positive into every bin, which for a rare class is most of
+    /// the positives of its low bins, and biased its ROC AUC low.
+    pub fn rate_prior(&self) -> (f64, f64) {
+        let (p, n): (f64, f64) = (self.pos.iter().sum(), self.neg.iter().sum());
+        let rate = (p + 1.0) / (p + n + 2.0);
+        (2.0 * rate, 2.0 * (1.0 - rate))
+    }
+
+    /// Posterior mean of bin i's positive rate under `prior` ([`Calibration::rate_prior`]).
+    pub fn rate_mean(&self, i: usize, prior: (f64, f64)) -> f64 {
+        (self.pos[i] + prior.0) / (self.pos[i] + self.neg[i] + prior.0 + prior.1)
     }
 
     /// Bin of a score: the number of inner edges strictly below it.
@@ -501,9 +517,10 @@ impl Drift {
     /// reference rates (a chunk's within-bin offset is small beside it).
     pub fn centre_shifts(&self, cal: &Calibration) -> Vec<f64> {
         let prior = self.prior_points();
+        let rate_prior = cal.rate_prior();
         (0..cal.n_bins())
             .map(|i| {
-                let r = (cal.pos[i] + 1.0) / (cal.pos[i] + cal.neg[i] + 2.0);
+                let r = cal.rate_mean(i, rate_prior);
                 mean_preserving_logit(r, &prior, logit(r) - self.centre) - logit(r)
             })
             .collect()
@@ -518,6 +535,7 @@ impl Drift {
         centre_shift: &[f64],
     ) -> LabelTerms {
         let k = cal.n_bins();
+        let rate_prior = cal.rate_prior();
         let mut offset = vec![0.0; k];
         let mut sd = vec![self.bin_sd; k];
         // The reference rate's own uncertainty (for the labels' likelihood only: the draws
@@ -526,7 +544,7 @@ impl Drift {
         let mut centre = vec![0.0; k];
         for i in 0..k {
             let (p, q) = (cal.pos[i], cal.neg[i]);
-            let r = (p + 1.0) / (p + q + 2.0);
+            let r = cal.rate_mean(i, rate_prior);
             let v = r * (1.0 - r);
             rate_var[i] = 1.0 / ((p + q + 2.0) * v);
             centre[i] = logit(r);
@@ -1391,7 +1409,7 @@ fn draw_masses<S: Sink>(
 }
 
 /// Draws of the reference calibration, row-major (2k × n_draws): every bin's positive rate
-/// rᵢ ~ Beta(pos + 1, neg + 1), then every bin's within-bin concordance
+/// rᵢ ~ Beta(pos + 2p̄, neg + 2(1 − p̄)) ([`Calibration::rate_prior`]), then every bin's within-bin concordance
 /// cᵢ ~ N(ĉᵢ, seᵢ²) clipped to [0, 1] (½ for the plain algorithm). Each row is one tight
 /// loop from its own sub-stream.
 fn reference_draws(
@@ -1401,8 +1419,9 @@ fn reference_draws(
     seed: u64,
 ) -> Result<Vec<f64>> {
     let k = cal.n_bins();
+    let prior = cal.rate_prior();
     let rates: Vec<Beta> = (0..k)
-        .map(|i| Beta::new(cal.pos[i] + 1.0, cal.neg[i] + 1.0))
+        .map(|i| Beta::new(cal.pos[i] + prior.0, cal.neg[i] + prior.1))
         .collect::<Result<_>>()?;
     let mut shared = alloc_output(2 * k * n_draws)?;
     fill_blocks(&mut shared, 2 * k, n_draws, seed, |streams, rows| {
@@ -1730,6 +1749,24 @@ mod tests {
         assert!(drift_shift_posteriors(&cal, &drift, &chunks).is_err());
         drift.chunk_shift_prior[3] = f64::NAN;
         assert!(drift_shift_posteriors(&cal, &drift, &chunks).is_err());
+    }
+
+    #[test]
+    fn rate_prior_is_two_rows_centred_on_the_reference_rate() {
+        let (scores, labels) = calibrated(5_000, 3);
+        let cal = fit(&scores, &labels, 10, 0.5).unwrap();
+        let (p, n): (f64, f64) = (cal.pos.iter().sum(), cal.neg.iter().sum());
+        let (a, b) = cal.rate_prior();
+        assert!((a + b - 2.0).abs() < 1e-12);
+        assert!((a / 2.0 - (p + 1.0) / (p + n + 2.0)).abs() < 1e-12);
+        // A bin without positives gets a fraction of a positive, not half of one.
+        let empty = Calibration {
+            pos: vec![0.0, 10.0],
+            neg: vec![990.0, 0.0],
+            ..cal.clone()
+        };
+        let prior = empty.rate_prior();
+        assert!((empty.rate_mean(0, prior) - (2.0 * 11.0 / 1002.0) / 992.0).abs() < 1e-15);
     }
 
     #[test]

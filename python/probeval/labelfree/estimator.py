@@ -542,7 +542,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 "predicted": (edges[:-1] >= self.threshold).astype(int).tolist(),
                 "positives": pos.tolist(),
                 "negatives": neg.tolist(),
-                "positive_rate": ((pos + 1) / (pos + neg + 2)).tolist(),
+                "positive_rate": _rate_means(pos, neg).tolist(),
                 "concordance": state["concordance"].tolist(),
             },
             title="reference calibration",
@@ -1622,6 +1622,14 @@ class _ChunkResult(ValueEquality):
         self.realized = realized
 
 
+def _rate_means(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """Posterior mean of each bin's positive rate, as the core draws it: prior Beta(2 p̄,
+    2 (1 - p̄)) with p̄ = (P + 1) / (P + N + 2) the reference's positive rate."""
+    rate = (pos.sum() + 1.0) / (pos.sum() + neg.sum() + 2.0)
+    out: np.ndarray = (pos + 2.0 * rate) / (pos + neg + 2.0)
+    return out
+
+
 def _multiclass_bin_table(bins: MulticlassBins, labels: list[Any]) -> Table:
     """The multiclass bins in the user's terms: pseudo-scores u = (c + t) / K back to the
     predicted class c and the confidence s = 1/K + t (K - 1) / K."""
@@ -1641,7 +1649,7 @@ def _multiclass_bin_table(bins: MulticlassBins, labels: list[Any]) -> Table:
         "confidence_high": confidence(edges[1:]).tolist(),
         "correct": correct.tolist(),
         "wrong": wrong.tolist(),
-        "correct_rate": ((correct + 1.0) / (correct + wrong + 2.0)).tolist(),
+        "correct_rate": _rate_means(correct, wrong).tolist(),
     }
     for j, label in enumerate(labels):
         columns[f"wrong_is[{label}]"] = shares[:, j].tolist()
