@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import probeval as pe
+from probeval.base.metrics import metric_info
 from tests._monitoring import (
     CHUNK,
     METRICS,
@@ -507,6 +508,45 @@ def test_partial_labels_property(
     assert result.score_shift_alerts(p=0.5) == ([0] if shift_p < 0.5 else [])
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    n_ref=st.integers(100, 2_000),
+    chunks=st.integers(2, 6),
+    fraction=st.floats(0.0, 1.0),
+    labelled_chunks=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+)
+def test_partial_labels_in_some_chunks_property(
+    n_ref: int, chunks: int, fraction: float, labelled_chunks: int, seed: int
+) -> None:
+    """Labels in any subset of the chunks (the production prior learned from them): every
+    chunk's draws stay finite and in range, the shifts' posteriors finite, and each chunk
+    counts its own labels only."""
+    rng = np.random.default_rng(seed)
+    ref = rng.random(n_ref)
+    ref_labels = (rng.random(n_ref) < ref).astype(int)
+    ref_labels[:2] = [0, 1]
+    estimator = pe.LabelFreeEstimator(n_bins=5).fit(ref_labels, ref)
+    size = 50
+    scores = rng.random(chunks * size)
+    partial = np.where(
+        rng.random(scores.shape[0]) < fraction, (rng.random(scores.shape[0]) < scores), np.nan
+    )
+    partial[min(labelled_chunks, chunks) * size :] = np.nan
+    result = estimator.estimate(
+        scores, partial_labels=partial, chunk_size=size, n_samples=50, rng=seed
+    )
+    for c in range(chunks):
+        for metric in result.metrics:
+            samples = result.posterior(metric, c).samples
+            low, high = metric_info(metric).bounds
+            assert np.all((samples >= low) & (samples <= high)), (metric, c)
+        diagnostics = result.diagnostics(c)
+        assert np.isfinite(diagnostics["calibration_shift"])
+        rows = slice(c * size, (c + 1) * size)
+        assert diagnostics["n_labelled"] == int(np.sum(~np.isnan(partial[rows])))
+
+
 def test_scenarios_are_all_exercised() -> None:
     assert set(CLAIMED) <= set(SCENARIOS)
 
@@ -521,8 +561,8 @@ def test_multiclass_flights_before_and_after_the_shift() -> None:
     realized target. Measured: coverage 1.00 / 1.00 / 0.95 (accuracy, macro F1, macro AUC)
     on the chunks before the shift; MAE against the one-vs-rest point-estimate method
     (isotonic per class, renormalised): accuracy 0.0175 vs 0.0191 before and 0.0132 vs
-    0.0134 after; macro F1 0.0180 vs 0.0191 and 0.0160 vs 0.0158; macro AUC 0.0167 vs
-    0.0154 and 0.0162 vs 0.0161. Asserted: coverage >= 0.90 before the shift; accuracy's
+    0.0134 after; macro F1 0.0178 vs 0.0191 and 0.0158 vs 0.0158; macro AUC 0.0165 vs
+    0.0154 and 0.0164 vs 0.0161. Asserted: coverage >= 0.90 before the shift; accuracy's
     MAE no worse; macro F1 and AUC within 10% (the AUC before the shift is the gap left)."""
     stream = flights_multiclass()
     names = ["accuracy", "f1_macro", "roc_auc_macro"]
