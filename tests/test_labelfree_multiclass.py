@@ -411,12 +411,14 @@ def _coverage(k: int, method: str, reps: int) -> dict[str, dict[str, float]]:
     ],
 )
 def test_coverage_over_400_replications(k: int, method: str) -> None:
-    """400 replications (binomial sd of a 95% coverage: 1.1%). The pooled calibration, the
-    model without drift, covers 92-98% at K = 3 and K = 10 (the rare classes' one-vs-rest AUC
-    at K = 10 covered 55% while the bin-rate prior was Beta(1, 1), which put half a positive
-    into every bin). The default hierarchical method allows for a calibration drift that five
-    chunk-sized windows of a stable reference cannot rule out, so it covers more (population
-    0.97-0.99, see docs/labelfree.md): never less than 92%."""
+    """400 replications (binomial sd of a 95% coverage: 1.1%): both methods cover 92-98%.
+    Measured (population / realized; accuracy, macro F1, macro AUC): K = 3 pooled
+    .927/.932/.935 and .950/.958/.955, hierarchical .973/.980/.958 and .963/.965/.970;
+    K = 10 pooled .938/.950/.943 and .953/.950/.950, hierarchical .973/.960/.973 and
+    .958/.958/.968. The rare classes' one-vs-rest AUC at K = 10 covered 55% while the
+    bin-rate prior was Beta(1, 1), which put half a positive into every bin; the hierarchical
+    macro AUC covered 99.8% while each class learned the sd of its bins' own deviations from
+    its few positives alone (now from all classes together)."""
     result = _coverage(k, method, 400)
     for target, values in result.items():
         print(
@@ -425,9 +427,7 @@ def test_coverage_over_400_replications(k: int, method: str) -> None:
         )
     for target, values in result.items():
         for name, value in values.items():
-            assert value >= 0.92, (method, target, name, value)
-            if method == "pooled":
-                assert value <= 0.98, (method, target, name, value)
+            assert 0.92 <= value <= 0.98, (method, target, name, value)
 
 
 def test_bin_table_is_in_terms_of_predicted_class_and_confidence() -> None:
@@ -455,3 +455,36 @@ def test_bin_table_is_in_terms_of_predicted_class_and_confidence() -> None:
     ints = pe.LabelFreeEstimator(n_bins=5).fit(y, s).bin_table
     assert ints["correct"].tolist() == table["correct"].tolist()
     assert ints["confidence_low"].tolist() == table["confidence_low"].tolist()
+
+
+def _class_period_sums(rng: np.random.Generator, sd: float) -> np.ndarray:
+    """Period sums (5 periods x 10 bins, 400 rows each, one distinct score per bin) of a rare
+    class whose bins' logit rates deviate by N(0, sd) afresh in every period."""
+    rate = 1.0 / (1.0 + np.exp(-np.linspace(-4.5, -0.5, 10)))
+    logit = np.log(rate / (1 - rate))[None, :] + rng.normal(0.0, sd, (5, 10))
+    rows = np.full((5, 10), 400.0)
+    positives = rng.binomial(400, 1.0 / (1.0 + np.exp(-logit))).astype(np.float64)
+    return np.stack([rows, positives, rows * rate, rows * rate**2, positives * rate], axis=-1)
+
+
+@pytest.mark.parametrize("sd", [0.0, 0.3])
+def test_classes_share_the_sd_of_the_bins_deviations(sd: float) -> None:
+    """Ten rare classes' calibrations learned together: one sd of the bins' own deviations,
+    close to the true one when there is one (0.28-0.31 over four seeds at sd 0.3), and smaller
+    than each class's own estimate on a stable stream (0.01-0.04 together, 0.05-0.07 one by
+    one); each class keeps its own shift and tilt."""
+    from probeval.labelfree.drift import learn_drift, learn_drifts
+
+    parts = [_class_period_sums(np.random.default_rng(40 + c), sd) for c in range(10)]
+    alone = [learn_drift(part) for part in parts]
+    together = learn_drifts(parts, [1.0] * 10)
+    assert len({drift.bin_sd for drift in together}) == 1
+    for one, joint in zip(alone, together, strict=True):
+        assert joint.shift_sd == one.shift_sd
+        np.testing.assert_array_equal(joint.tilt_log_prior, one.tilt_log_prior)
+    shared = together[0].bin_sd
+    if sd == 0.0:
+        assert shared < 0.05
+        assert shared < np.mean([drift.bin_sd for drift in alone])
+    else:
+        assert shared == pytest.approx(sd, abs=0.06)

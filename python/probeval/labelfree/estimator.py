@@ -79,6 +79,7 @@ from probeval.labelfree.chunking import Chunk, make_chunks
 from probeval.labelfree.drift import (
     Drift,
     learn_drift,
+    learn_drifts,
     merge_periods,
     period_sums,
     production_shift_priors,
@@ -636,24 +637,43 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if y_score is None:
             raise TypeError("estimate needs the scores: estimate(y_score)")
         target = _choice("target", target, TARGETS)
-        if self._state()["kind"] == "multiclass":
-            return self._estimate_multiclass(
-                y_score,
-                target=target,
-                y_true=y_true,
-                partial_labels=partial_labels,
-                chunking={
-                    "chunk_size": chunk_size,
-                    "n_chunks": n_chunks,
-                    "period": period,
-                    "timestamps": timestamps,
-                },
-                n_samples=n_samples,
-                rng=rng,
-                ci=ci,
-                beta=beta,
-                zero_division=zero_division,
-            )
+        kind = self._state()["kind"]
+        run = self._estimate_multiclass if kind == "multiclass" else self._estimate_binary
+        return run(
+            y_score,
+            target=target,
+            y_true=y_true,
+            partial_labels=partial_labels,
+            chunking={
+                "chunk_size": chunk_size,
+                "n_chunks": n_chunks,
+                "period": period,
+                "timestamps": timestamps,
+            },
+            n_samples=n_samples,
+            rng=rng,
+            ci=ci,
+            beta=beta,
+            zero_division=zero_division,
+        )
+
+    def _estimate_binary(
+        self,
+        y_score: Any,
+        *,
+        target: str,
+        y_true: Any,
+        partial_labels: Any,
+        chunking: dict[str, Any],
+        n_samples: int,
+        rng: Any,
+        ci: float,
+        beta: float,
+        zero_division: Any,
+        drift_model: Drift | None = None,
+    ) -> LabelFreeEstimate:
+        """:meth:`estimate` for a binary fit; ``drift_model``: the drift to allow for instead of
+        this estimator's own (a multiclass fit's classes share the sd of the bins' deviations)."""
         if _is_matrix(y_score):
             matrix = as_score_matrix("y_score", y_score)
             if matrix.shape[1] != 2:
@@ -663,13 +683,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 )
             y_score = matrix[:, 1]
         scores = as_probabilities("y_score", y_score)
-        chunks = make_chunks(
-            scores.shape[0],
-            chunk_size=chunk_size,
-            n_chunks=n_chunks,
-            period=period,
-            timestamps=timestamps,
-        )
+        chunks = make_chunks(scores.shape[0], **chunking)
         truth = None
         if y_true is not None:
             truth = as_labels("y_true", y_true)
@@ -704,7 +718,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             request=f"n_samples={n:,} for {len(self.metrics)} metric(s) in {len(chunks):,} chunks",
             alternative="ask for fewer n_samples, or fewer (larger) chunks",
         )
-        drift_model = self._drift_for(chunks)
+        if drift_model is None:
+            drift_model = self._drift_for(chunks)
         drift = self._drift_args(drift_model, calibration, stats)
         draws = _core.labelfree_estimate(
             calibration, stats, binary, options, n, derive(seed, 0), beta, zd, drift
@@ -828,17 +843,23 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if score_specs:
             per_class = np.empty((len(labels), len(chunks), n))
             prevalence = np.empty_like(per_class)
+            class_drifts = self._class_drifts(chunks)
             for c, one in enumerate(state["ovr"]):
                 part = None
                 if known is not None:
                     part = np.where(np.isnan(known), np.nan, (known == c).astype(np.float64))
-                result = one.estimate(
+                result = one._estimate_binary(
                     matrix[:, c],
                     target=target,
+                    y_true=None,
                     partial_labels=part,
+                    chunking=chunking,
                     n_samples=n,
                     rng=derive(seed, 10 + c),
-                    **chunking,
+                    ci=ci,
+                    beta=beta,
+                    zero_division=zd,
+                    drift_model=class_drifts[c],
                 )
                 for chunk in chunks:
                     per_class[c, chunk.index] = result.posterior("roc_auc", chunk.index).samples
@@ -976,18 +997,39 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         """The drift between stretches of time the size of these chunks (median rows): the
         declared periods' as they are; default blocks added up into that many rows each."""
         state = self._state()
-        if state["periods_declared"]:
+        windows = self._drift_windows(chunks)
+        if windows is None:
             drift: Drift = state["drift"]
             return drift
-        sums: np.ndarray = state["period_sums"]
-        rows = float(np.median([c.n_rows for c in chunks])) if chunks else 1.0
-        windows = round(float(sums[..., 0].sum()) / max(rows, 1.0))
-        windows = min(max(windows, _MIN_WINDOWS), sums.shape[0])
         cache: dict[int, Drift] = state.setdefault("drift_cache", {})
         if windows not in cache:
             cache[windows] = learn_drift(
-                merge_periods(sums, windows), score_scale=state["score_scale"]
+                merge_periods(state["period_sums"], windows), score_scale=state["score_scale"]
             )
+        return cache[windows]
+
+    def _drift_windows(self, chunks: list[Chunk]) -> int | None:
+        """Into how many windows the reference's default blocks are added up for these chunks
+        (None: declared periods, used as they are)."""
+        state = self._state()
+        if state["periods_declared"]:
+            return None
+        sums: np.ndarray = state["period_sums"]
+        rows = float(np.median([c.n_rows for c in chunks])) if chunks else 1.0
+        windows = round(float(sums[..., 0].sum()) / max(rows, 1.0))
+        return int(min(max(windows, _MIN_WINDOWS), sums.shape[0]))
+
+    def _class_drifts(self, chunks: list[Chunk]) -> list[Drift]:
+        """The drifts of a multiclass fit's one-vs-rest calibrations for these chunks, the sd of
+        the bins' own deviations learned from all classes together (:func:`learn_drifts`)."""
+        state = self._state()
+        windows = self._drift_windows(chunks)
+        cache: dict[int | None, list[Drift]] = state.setdefault("class_drift_cache", {})
+        if windows not in cache:
+            sums = [one._state()["period_sums"] for one in state["ovr"]]
+            if windows is not None:
+                sums = [merge_periods(part, windows) for part in sums]
+            cache[windows] = learn_drifts(sums, [1.0] * len(sums))
         return cache[windows]
 
     def _drift_args(
