@@ -454,6 +454,25 @@ def test_hierarchical_accuracy_is_centred_on_the_reference_it_came_from() -> Non
     assert post.mean() == pytest.approx(observed, abs=5 * post.std() / np.sqrt(20_000) + 1e-4)
 
 
+def test_hierarchical_auc_is_centred_on_the_reference_it_came_from() -> None:
+    """The drift moves each chunk's rates either way, but ROC AUC is not linear in them:
+    averaged over the drift, the binned AUC sat above the AUC of the rates themselves (on the
+    real flights reference, one-vs-rest and in-sample, +0.005 where the pooled estimate was
+    within 0.001). The kernel removes the drift prior's own movement of the AUC, so estimated
+    on the reference's own scores the AUC comes back to the reference's value although the
+    drift makes the posterior ten times wider than the pooled one."""
+    from sklearn.metrics import roc_auc_score
+
+    labels, scores = _jumpy_reference(np.random.default_rng(4), 10, 5_000, 0.6)
+    estimator = pe.LabelFreeEstimator(metrics=["roc_auc"]).fit(labels, scores, periods=10)
+    post = estimator.estimate(scores, n_samples=20_000, rng=1).posterior("roc_auc")
+    assert post.std() > 0.02
+    # Monte Carlo error: the mean of 20,000 draws and the offset's 4,000 draws; the rates' Beta
+    # draws and the ten bins' within-bin concordances move the mean by < 5e-4 (pooled: 1e-4).
+    tolerance = 5 * post.std() * np.sqrt(1 / 20_000 + 1 / 4_000) + 5e-4
+    assert post.mean() == pytest.approx(roc_auc_score(labels, scores), abs=tolerance)
+
+
 def test_default_periods_follow_the_chunk_size() -> None:
     """With default periods the drift allowed for is the drift between chunk-sized windows of
     the reference: a calibration that jumps afresh every 1,000 rows averages out over
@@ -560,10 +579,11 @@ def test_multiclass_flights_before_and_after_the_shift() -> None:
     May-August before the September shift, September-December after), default settings,
     realized target. Measured: coverage 1.00 / 1.00 / 0.95 (accuracy, macro F1, macro AUC)
     on the chunks before the shift; MAE against the one-vs-rest point-estimate method
-    (isotonic per class, renormalised): accuracy 0.0175 vs 0.0191 before and 0.0132 vs
-    0.0134 after; macro F1 0.0178 vs 0.0191 and 0.0158 vs 0.0158; macro AUC 0.0165 vs
-    0.0154 and 0.0164 vs 0.0161. Asserted: coverage >= 0.90 before the shift; accuracy's
-    MAE no worse; macro F1 and AUC within 10% (the AUC before the shift is the gap left)."""
+    (isotonic per class, renormalised): accuracy 0.01751 vs 0.01912 before and 0.01325 vs
+    0.01341 after; macro F1 0.01778 vs 0.01913 and 0.01584 vs 0.01578; macro AUC 0.01542 vs
+    0.01537 and 0.01640 vs 0.01615 (before the drift's Jensen gap was taken off the AUC:
+    0.0165 and 0.0164). Asserted: coverage >= 0.90 before the shift; accuracy's MAE no
+    worse; macro F1 and AUC within 5%."""
     stream = flights_multiclass()
     names = ["accuracy", "f1_macro", "roc_auc_macro"]
     estimator = pe.LabelFreeEstimator(metrics=names).fit(stream.ref_labels, stream.ref_scores)
@@ -598,5 +618,5 @@ def test_multiclass_flights_before_and_after_the_shift() -> None:
         )
         if not after:
             assert covered >= 0.90, (name, covered)
-        bound = 1.0 if name == "accuracy" else 1.1
+        bound = 1.0 if name == "accuracy" else 1.05
         assert ours <= bound * theirs, (name, after, ours, theirs)
