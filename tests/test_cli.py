@@ -343,8 +343,9 @@ def test_compare_paired_independent_and_ranking(files: dict[str, Path]) -> None:
     assert json.loads(out.stdout)["result"]["paired"] is False
 
 
-def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]) -> None:
-    base = (
+def _estimate_args(files: dict[str, Path]) -> tuple[str, ...]:
+    """`probeval estimate` on the fixture's reference and analysis files, score_a and label."""
+    return (
         "estimate",
         "--reference",
         str(files["reference"]),
@@ -355,6 +356,10 @@ def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]
         "--y-score",
         "score_a",
     )
+
+
+def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]) -> None:
+    base = _estimate_args(files)
     out = _run(*base, "--n-chunks", "3", "--metrics", "accuracy", "roc_auc", "--format", "json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)["result"]
@@ -375,6 +380,24 @@ def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]
     assert out.returncode == 0, out.stderr
     assert "2026-W02" in out.stdout
     assert "realized" in out.stdout
+
+
+def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:
+    """--unseen-drift is the estimator's unseen_drift: 0 narrows the accuracy interval of a
+    reference without drift of its own, and a negative sd is refused naming the option."""
+    base = (*_estimate_args(files), "--metrics", "accuracy", "--format", "json")
+
+    def width(*extra: str) -> float:
+        out = _run(*base, *extra)
+        assert out.returncode == 0, out.stderr
+        estimate = json.loads(out.stdout)["result"]["chunks"][0]["metrics"]["accuracy"]["estimate"]
+        return float(estimate["hdi_high"] - estimate["hdi_low"])
+
+    assert width("--unseen-drift", "0") < width()
+    assert width("--unseen-drift", "0.08") == width()
+    out = _run(*base, "--unseen-drift", "-1")
+    assert out.returncode == 2
+    assert "unseen_drift must be >= 0" in out.stderr
 
 
 def test_estimate_with_labels_arriving(files: dict[str, Path], tmp_path: Path) -> None:

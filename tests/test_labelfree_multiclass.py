@@ -15,20 +15,37 @@ from sklearn.metrics import f1_score
 
 import probeval as pe
 from probeval.labelfree.multiclass import fit_bins, pseudo_scores
+from tests._monitoring import expected_metrics
 
 
 def _simulate(
-    rng: np.random.Generator, n: int, k: int, *, spread: float = 1.6, small: float = 1.5
+    rng: np.random.Generator,
+    n: int,
+    k: int,
+    *,
+    spread: float = 1.6,
+    small: float = 1.5,
+    shift: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Calibrated (n, K) scores (softmax of normal logits, the last class rarer) and labels
-    drawn from them."""
+    drawn from them; with ``shift`` (one logit per class), from P(y = j | s) ∝ s_j e^shift_j
+    instead: a production whose classes' calibrations moved."""
     centre = np.random.default_rng(1_000 + k).normal(0.0, 1.0, k)
     centre[-1] -= small
     logits = rng.normal(0.0, spread, (n, k)) + centre
     scores = np.exp(logits - logits.max(axis=1, keepdims=True))
     scores /= scores.sum(axis=1, keepdims=True)
-    labels = (rng.random(n)[:, None] > scores.cumsum(axis=1)).sum(axis=1)
+    labels = (rng.random(n)[:, None] > _moved(scores, shift).cumsum(axis=1)).sum(axis=1)
     return np.minimum(labels, k - 1), scores
+
+
+def _moved(scores: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
+    """P(y = j | s) ∝ s_j e^shift_j (the scores themselves without a shift)."""
+    if shift is None:
+        return scores
+    moved = scores * np.exp(shift)[None, :]
+    out: np.ndarray = moved / moved.sum(axis=1, keepdims=True)
+    return out
 
 
 ALL_NAMES = [
@@ -374,60 +391,79 @@ def test_auc_correlation_matches_the_bootstrap() -> None:
     assert np.abs(expected - np.eye(4)).max() > 0.2
 
 
-def _coverage(k: int, method: str, reps: int) -> dict[str, dict[str, float]]:
-    """Share of replications whose 95% HDI covers the population value (from 10^6 rows of the
-    same model) and the chunk's realized value: a fresh 20,000-row reference and a 5,000-row
-    chunk of calibrated scores per replication."""
+def _coverage(
+    k: int, method: str, reps: int, *, unseen_drift: float = 0.08, drifted: bool = False
+) -> dict[str, dict[str, float]]:
+    """Share of replications whose 95% HDI covers the population value (the expected value
+    over 10^6 rows of the same model) and the chunk's realized value: a fresh 20,000-row
+    reference and a 5,000-row chunk of calibrated scores per replication; ``drifted``: the
+    chunk's classes' log-odds moved by shifts drawn from N(0, ``unseen_drift``² / 2), the
+    estimator's unseen-drift prior (two classes: a shift of sd ``unseen_drift``)."""
     names = ["accuracy", "f1_macro", "roc_auc_macro"]
-    y_big, s_big = _simulate(np.random.default_rng(99), 1_000_000, k)
-    population = pe.evaluate(y_big, y_score=s_big, metrics=names, n_samples=100)
+    _, s_big = _simulate(np.random.default_rng(99), 1_000_000, k)
+    still = expected_metrics(s_big, s_big)
     covered: dict[str, dict[str, list[bool]]] = {
         t: {m: [] for m in names} for t in ("population", "realized")
     }
     for rep in range(reps):
         rng = np.random.default_rng(rep)
+        shift = rng.normal(0.0, unseen_drift / np.sqrt(2.0), k) if drifted else None
         y_ref, s_ref = _simulate(rng, 20_000, k)
-        y, s = _simulate(rng, 5_000, k)
-        estimator = pe.LabelFreeEstimator(metrics=names, method=method).fit(y_ref, s_ref)
+        y, s = _simulate(rng, 5_000, k, shift=shift)
+        population = still if shift is None else expected_metrics(s_big, _moved(s_big, shift))
+        estimator = pe.LabelFreeEstimator(
+            metrics=names, method=method, unseen_drift=unseen_drift
+        ).fit(y_ref, s_ref)
         for target in covered:
             result = estimator.estimate(s, y_true=y, target=target, n_samples=1_000, rng=rep)
             for name in names:
                 low, high = result.posterior(name).hdi(0.95)
-                truth = (
-                    population[name].observed if target == "population" else result.realized(name)
-                )
+                truth = population[name] if target == "population" else result.realized(name)
                 covered[target][name].append(bool(low <= truth <= high))
     return {t: {m: float(np.mean(v)) for m, v in c.items()} for t, c in covered.items()}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("k", "method"),
+    ("k", "method", "unseen_drift", "drifted"),
     [
-        (3, "pooled"),
-        (3, "hierarchical"),
-        (10, "pooled"),
-        (10, "hierarchical"),
+        (3, "pooled", 0.08, False),
+        (3, "hierarchical", 0.0, False),
+        (3, "hierarchical", 0.08, True),
+        (10, "pooled", 0.08, False),
+        (10, "hierarchical", 0.0, False),
+        (10, "hierarchical", 0.08, True),
     ],
 )
-def test_coverage_over_400_replications(k: int, method: str) -> None:
-    """400 replications (binomial sd of a 95% coverage: 1.1%): both methods cover 92-98%.
-    Measured (population / realized; accuracy, macro F1, macro AUC): K = 3 pooled
-    .927/.932/.935 and .950/.958/.955, hierarchical .973/.980/.958 and .963/.965/.970;
-    K = 10 pooled .938/.950/.943 and .953/.950/.950, hierarchical .973/.960/.973 and
-    .958/.958/.968. The rare classes' one-vs-rest AUC at K = 10 covered 55% while the
-    bin-rate prior was Beta(1, 1), which put half a positive into every bin; the hierarchical
-    macro AUC covered 99.8% while each class learned the sd of its bins' own deviations from
-    its few positives alone (now from all classes together)."""
-    result = _coverage(k, method, 400)
+def test_coverage_over_400_replications(
+    k: int, method: str, unseen_drift: float, drifted: bool
+) -> None:
+    """400 replications (binomial sd of a 95% coverage: 1.1%). On calibrated streams the pooled
+    method and the hierarchical one without unseen drift cover 92-98%; the default covers
+    >= 92% of streams whose classes' log-odds moved by the unseen drift it allows for (drawn
+    from its prior). Measured (population / realized; accuracy, macro F1, macro AUC):
+    K = 3 pooled .935/.932/.932 and .950/.958/.955, unseen 0 .975/.980/.958 and
+    .963/.965/.970, default on moved streams .968/.978/.960 and .970/.983/.970; K = 10
+    pooled .932/.950/.955 and .953/.950/.950, unseen 0 .968/.965/.980 and .958/.958/.968,
+    default on moved streams .943/.948/.973 and .945/.953/.953. The K = 3 default keeps the
+    over-coverage of a drift learned from five windows (unseen 0 on the same moved streams:
+    .973/.970/.968 and .963/.978/.968); on streams that do not move at all it covers
+    .990/.993/.953 and .980/.968/.970 (K = 3), .985/.978/.980 and .965/.965/.965 (K = 10).
+    The rare classes' one-vs-rest AUC at K = 10 covered 55% while the bin-rate prior was
+    Beta(1, 1), which put half a positive into every bin; the hierarchical macro AUC covered
+    99.8% while each class learned the sd of its bins' own deviations from its few positives
+    alone (now from all classes together)."""
+    result = _coverage(k, method, 400, unseen_drift=unseen_drift, drifted=drifted)
     for target, values in result.items():
         print(
-            f"K={k:2d} {method:12s} {target:10s} "
+            f"K={k:2d} {method:12s} unseen {unseen_drift:g} drifted {drifted!s:5s} {target:10s} "
             + " ".join(f"{name} {value:.3f}" for name, value in values.items())
         )
     for target, values in result.items():
         for name, value in values.items():
-            assert 0.92 <= value <= 0.98, (method, target, name, value)
+            assert value >= 0.92, (method, target, name, value)
+            if not drifted:
+                assert value <= 0.98, (method, target, name, value)
 
 
 def test_bin_table_is_in_terms_of_predicted_class_and_confidence() -> None:

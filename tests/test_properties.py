@@ -415,6 +415,7 @@ def test_multiclass_score_posteriors_are_finite_and_in_range(
     target=st.sampled_from(["population", "realized"]),
     calibration=st.sampled_from(["reference", "perfect"]),
     chunk_size=st.one_of(st.none(), st.integers(1, 20)),
+    unseen_drift=st.floats(0.0, 2.0),
 )
 def test_label_free_estimates_are_finite_and_in_range(
     reference: list[tuple[float, bool]],
@@ -424,12 +425,14 @@ def test_label_free_estimates_are_finite_and_in_range(
     target: str,
     calibration: str,
     chunk_size: int | None,
+    unseen_drift: float,
 ) -> None:
     estimator = pe.LabelFreeEstimator(
         n_bins=n_bins,
         threshold=threshold,
         metrics=["accuracy", "f1", "mcc", "roc_auc", "fpr"],
         calibration=calibration,
+        unseen_drift=unseen_drift,
     )
     labels = [r[1] for r in reference]
     if len(set(labels)) == 1:
@@ -476,6 +479,7 @@ def test_hostile_values_for_label_free_estimation(value: Any) -> None:
         lambda: pe.LabelFreeEstimator(threshold=value),
         lambda: pe.LabelFreeEstimator(metrics=value),
         lambda: pe.LabelFreeEstimator(calibration=value),
+        lambda: pe.LabelFreeEstimator(unseen_drift=value),
         lambda: pe.LabelFreeEstimator().fit(value, [0.5]),
         lambda: pe.LabelFreeEstimator().fit([1], value),
         lambda: estimator.estimate(value),

@@ -39,6 +39,7 @@ import numpy as np
 from probeval import __version__
 from probeval._io import TableFile
 from probeval._util.table import Table
+from probeval.labelfree.drift import UNSEEN_DRIFT
 
 DESCRIPTION = """\
 Posterior distributions of classifier performance: how good is the model, how sure are we,
@@ -604,6 +605,7 @@ def _estimate(args: argparse.Namespace) -> Output:
         metrics=_metrics(args.metrics),
         calibration=args.calibration,
         method=args.method,
+        unseen_drift=args.unseen_drift,
     )
     estimator.fit(
         ref_truth, ref_score, pos_label=_pos_label(args.pos_label, ref_truth), labels=classes
@@ -1310,6 +1312,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="hierarchical",
         help="let the calibration drift as much as the reference periods did (default), or the "
         "pooled reference calibration unchanged",
+    )
+    est.add_argument(
+        "--unseen-drift",
+        type=float,
+        default=UNSEEN_DRIFT,
+        metavar="SD",
+        help=f"sd (logit) of production's calibration shift that the reference periods cannot "
+        f"show (default {UNSEEN_DRIFT:g}; 0 when the reference spans production's conditions)",
     )
     est.add_argument(
         "--n-bins", type=int, default=10, metavar="B", help="equal-frequency bins (default 10)"

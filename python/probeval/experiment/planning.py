@@ -467,8 +467,8 @@ class SamplePlan(HtmlRepr):
         if self.n is None and self.floor is not None and self.width <= self.floor:
             return (
                 f"SamplePlan({self.metric}: never — without labels the {self.ci:.0%} HDI does not "
-                f"get narrower than {self.floor:.4g}, the reference calibration's uncertainty; "
-                f"label rows, or fit on a larger reference)"
+                f"get narrower than {self.floor:.4g}, the uncertainty of the reference's "
+                f"calibration and of its drift; label rows, or fit on a larger reference)"
             )
         if self.n is None:
             return (

@@ -52,6 +52,7 @@ from probeval._util.validation import (
     check_memory,
     check_n_samples,
     check_open_unit,
+    check_positive,
     check_same_length,
     check_threshold,
     check_value_matrix,
@@ -77,6 +78,7 @@ from probeval.base.priors import resolve_prior
 from probeval.compare.decisions import Decision, decide, no_worse_rope
 from probeval.labelfree.chunking import Chunk, make_chunks
 from probeval.labelfree.drift import (
+    UNSEEN_DRIFT,
     Drift,
     learn_drift,
     learn_drifts,
@@ -92,6 +94,7 @@ from probeval.labelfree.multiclass import (
     auc_correlation,
     bin_classes,
     combine_auc,
+    confidence_shift_scale,
     couple,
     fit_bins,
     known_errors,
@@ -119,6 +122,8 @@ _FORMAT_MULTICLASS = "probeval.LabelFreeEstimator.multiclass/1"
 #: its chunks, so that the drift it allows for is the drift between chunk-sized stretches of time.
 _PERIOD_ROWS = 1_000
 _MAX_BLOCKS = 200
+#: Largest ``unseen_drift`` (logit): 2 moves a bin's rate from 50% to 88%.
+_MAX_UNSEEN_DRIFT = 2.0
 #: Fewer windows than this cannot say how much the calibration moves between them.
 _MIN_WINDOWS = 5
 #: Below this ``score_shift_p`` a chunk's scores are unlike anything the reference periods showed
@@ -148,6 +153,15 @@ def _check_n_bins(n_bins: Any) -> int:
     if not 1 <= int(n_bins) <= 10_000:
         raise ValueError(f"n_bins must be between 1 and 10000, got {n_bins}")
     return int(n_bins)
+
+
+def _check_unseen_drift(value: Any) -> float:
+    number = check_positive("unseen_drift", value, allow_zero=True)
+    if number > _MAX_UNSEEN_DRIFT:
+        raise ValueError(
+            f"unseen_drift must be at most {_MAX_UNSEEN_DRIFT:g} (logit), got {number!r}"
+        )
+    return number
 
 
 def _check_metrics(metrics: Any) -> list[str]:
@@ -213,6 +227,14 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         much as the reference's own periods differ from each other, follows the scores inside a
         bin, and updates a chunk's calibration with its known labels (``partial_labels``).
         "pooled" is the earlier algorithm: the pooled reference calibration, unchanged.
+    unseen_drift : float
+        Method "hierarchical": the standard deviation (logit) of a shift of production's
+        calibration away from the reference's that the reference's own periods cannot show,
+        added to the drift they do show. Default 0.08 (a bin's positive rate moving 2 points at
+        50%): production often runs a year or more after the reference, and a reference that is
+        one cross-section, or shuffled, shows no drift at all. Set 0 when the reference spans
+        production's conditions; a stream that really does not move then gets intervals about
+        10% narrower (accuracy, precision, recall), and one that does is covered far less.
 
     Examples
     --------
@@ -233,6 +255,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         calibration: str = "reference",
         auc_within_bin: str = "concordance",
         method: str = "hierarchical",
+        unseen_drift: float = UNSEEN_DRIFT,
     ) -> None:
         self.n_bins: int = _check_n_bins(n_bins)
         self.threshold: float = check_threshold(threshold)
@@ -242,6 +265,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         self.calibration: str = _choice("calibration", calibration, CALIBRATIONS)
         self.auc_within_bin: str = _choice("auc_within_bin", auc_within_bin, WITHIN_BIN)
         self.method: str = _choice("method", method, METHODS)
+        self.unseen_drift: float = _check_unseen_drift(unseen_drift)
         self._fitted: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ fitting
@@ -406,7 +430,6 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "reference_scores": summary.binned(_REFERENCE_AUC_BINS),
             "period_sums": sums,
             "periods_declared": declared,
-            "drift": learn_drift(sums),
         }
 
     def _check_binary_metrics(self) -> None:
@@ -471,6 +494,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                     metrics=["prevalence", "roc_auc"],
                     auc_within_bin=self.auc_within_bin,
                     method=self.method,
+                    unseen_drift=self.unseen_drift,
                 )
                 ovr.append(one.fit(codes == c, matrix[:, c], periods=periods))
         confusion = _class_confusion(codes, np.argmax(matrix, axis=1), classes)
@@ -505,7 +529,6 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "period_sums": sums,
             "periods_declared": declared,
             "score_scale": scale,
-            "drift": learn_drift(sums, score_scale=scale),
             "ovr": ovr,
         }
 
@@ -998,15 +1021,22 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         declared periods' as they are; default blocks added up into that many rows each."""
         state = self._state()
         windows = self._drift_windows(chunks)
-        if windows is None:
-            drift: Drift = state["drift"]
-            return drift
-        cache: dict[int, Drift] = state.setdefault("drift_cache", {})
-        if windows not in cache:
-            cache[windows] = learn_drift(
-                merge_periods(state["period_sums"], windows), score_scale=state["score_scale"]
+        # The unseen drift moves each class's rate at the same scores: a binary calibration's
+        # shift, a multiclass model's one-vs-rest ones (_class_drifts), and its confidence
+        # calibration by the part of the classes' moves that does not cancel out.
+        unseen = self.unseen_drift
+        if state["kind"] == "multiclass":
+            unseen *= confidence_shift_scale(state["bins"])
+        cache: dict[tuple[int | None, float], Drift] = state.setdefault("drift_cache", {})
+        key = (windows, unseen)
+        if key not in cache:
+            sums = state["period_sums"]
+            cache[key] = learn_drift(
+                sums if windows is None else merge_periods(sums, windows),
+                score_scale=state["score_scale"],
+                unseen=unseen,
             )
-        return cache[windows]
+        return cache[key]
 
     def _drift_windows(self, chunks: list[Chunk]) -> int | None:
         """Into how many windows the reference's default blocks are added up for these chunks
@@ -1024,13 +1054,16 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         the bins' own deviations learned from all classes together (:func:`learn_drifts`)."""
         state = self._state()
         windows = self._drift_windows(chunks)
-        cache: dict[int | None, list[Drift]] = state.setdefault("class_drift_cache", {})
-        if windows not in cache:
+        cache: dict[tuple[int | None, float], list[Drift]] = state.setdefault(
+            "class_drift_cache", {}
+        )
+        key = (windows, self.unseen_drift)
+        if key not in cache:
             sums = [one._state()["period_sums"] for one in state["ovr"]]
             if windows is not None:
                 sums = [merge_periods(part, windows) for part in sums]
-            cache[windows] = learn_drifts(sums, [1.0] * len(sums))
-        return cache[windows]
+            cache[key] = learn_drifts(sums, [1.0] * len(sums), self.unseen_drift)
+        return cache[key]
 
     def _drift_args(
         self,
@@ -1273,6 +1306,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "calibration": self.calibration,
             "auc_within_bin": self.auc_within_bin,
             "method": self.method,
+            "unseen_drift": self.unseen_drift,
             "labels": list(state["labels"]),
             "edges": state["edges"].tolist(),
             "positives": state["positives"].tolist(),
@@ -1305,6 +1339,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 calibration=data["calibration"],
                 auc_within_bin=data["auc_within_bin"],
                 method=data["method"],
+                # Saved before the parameter existed: the drift those estimates had.
+                unseen_drift=data.get("unseen_drift", 0.0),
             )
             arrays = _payload_calibration(data, estimator.n_bins, estimator.threshold)
             counts = as_count_matrix(
@@ -1331,7 +1367,6 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             raise ValueError(f"period_sums must have shape (periods, {k}, 5), got {sums.shape}")
         if not np.all(np.isfinite(sums)):
             raise ValueError("period_sums must be finite")
-        drift = learn_drift(sums)
         estimator._fitted = {
             "kind": "binary",
             "score_scale": 1.0,
@@ -1341,12 +1376,12 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "reference_scores": summary,
             "period_sums": sums,
             "periods_declared": declared,
-            "drift": drift,
         }
         # Let the core check the calibration once, now rather than at the first estimate.
         stats = _core.labelfree_chunk_stats(
             estimator._calibration_args(), np.array([0.5]), [0], False
         )
+        drift = learn_drift(sums, unseen=estimator.unseen_drift)
         _core.labelfree_drift_shift(estimator._calibration_args(), drift.core_args(), stats)
         return estimator
 
@@ -1359,6 +1394,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "metrics": [spec.name for spec in state["specs"]],
             "auc_within_bin": self.auc_within_bin,
             "method": self.method,
+            "unseen_drift": self.unseen_drift,
             "labels": list(state["labels"]),
             "edges": bins.edges.tolist(),
             "correct": bins.correct.tolist(),
@@ -1380,6 +1416,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 metrics=data["metrics"],
                 auc_within_bin=data["auc_within_bin"],
                 method=data["method"],
+                # Saved before the parameter existed: the drift those estimates had.
+                unseen_drift=data.get("unseen_drift", 0.0),
             )
             labels = data["labels"]
             if not isinstance(labels, list) or len(labels) < 3:
@@ -1468,7 +1506,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         return (
             f"LabelFreeEstimator(n_bins={self.n_bins}, threshold={self.threshold:g}, "
             f"calibration={self.calibration!r}, auc_within_bin={self.auc_within_bin!r}, "
-            f"method={self.method!r}, {fitted})"
+            f"method={self.method!r}, unseen_drift={self.unseen_drift:g}, {fitted})"
         )
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "auc_correlation",
     "bin_classes",
     "combine_auc",
+    "confidence_shift_scale",
     "couple",
     "as_score_matrix",
     "fit_bins",
@@ -172,6 +173,30 @@ def fit_bins(
     alpha = errors + 0.5 * shares + 0.5 * others / (k - 1)
     fitted = MulticlassBins(k, inner, classes, correct, wrong, alpha)
     return fitted, u, right
+
+
+def confidence_shift_scale(bins: MulticlassBins) -> float:
+    """The sd of the confidence calibration's common shift per unit of unseen drift s, when
+    each class's log-odds at the same scores moves by e_j ~ N(0, s²/2) (so that with two classes
+    the shift of P(y = 1 | score) has sd s, the binary unseen drift).
+
+    Linearised, bin i of predicted class k moves by e_k - Σⱼ wᵢⱼ e_j in logit P(correct), wᵢⱼ
+    the shares of the true classes among its wrong predictions (the others' share of the score
+    mass, for calibrated scores). Its common part, the bins' average weighted by their
+    information nᵢ pᵢ (1 - pᵢ), is Σⱼ cⱼ e_j: the result is ‖c‖ / √2. The classes' moves cancel
+    in it as far as the predicted classes are alike (for two balanced classes, to 0: one
+    class's gain is the other's loss)."""
+    n = bins.correct + bins.wrong
+    p = (bins.correct + 0.5) / (n + 1.0)
+    weight = n * p * (1.0 - p)
+    if weight.sum() <= 0:
+        return 0.0
+    weight = weight / weight.sum()
+    shares = bins.error_alpha / np.maximum(bins.error_alpha.sum(axis=1, keepdims=True), 1e-300)
+    own = np.zeros_like(shares)
+    own[np.arange(bins.n_bins), bins.predicted] = 1.0
+    c = weight @ (own - shares)
+    return float(np.sqrt((c**2).sum() / 2.0))
 
 
 def known_errors(
