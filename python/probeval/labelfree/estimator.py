@@ -233,8 +233,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         added to the drift they do show. Default 0.08 (a bin's positive rate moving 2 points at
         50%): production often runs a year or more after the reference, and a reference that is
         one cross-section, or shuffled, shows no drift at all. Set 0 when the reference spans
-        production's conditions; a stream that really does not move then gets intervals about
-        10% narrower (accuracy, precision, recall), and one that does is covered far less.
+        production's conditions: on a simulated stream that does not move, the default's
+        accuracy, precision and recall intervals are 1.4-1.5 times as wide (coverage 0.99-1.00);
+        on real data that moved, 0 covers far less (ACS employment precision 0.76).
 
     Examples
     --------
