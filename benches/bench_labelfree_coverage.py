@@ -7,7 +7,8 @@ Streams (tests/_monitoring.py): the 2013 New York flights (real; a model trained
 February, reference March-April, 44 production chunks of 5,000 flights May-December), with the
 departure delay known or only the schedule and weather; ACS employment in Massachusetts (real;
 reference 2015, 41 production chunks 2016-2018; ``pip install --no-deps nannyml==0.13.1`` for
-its data); and simulations of each failure mode
+its data); NannyML's car-loan stream (its own simulation: 10 chunks, the second half's scores and
+calibration moved together); and simulations of each failure mode
 (``--reps`` streams of 12 chunks each). Per stream and metric: coverage of the realized value
 by the 95% HDI / mean absolute error of the posterior mean, default settings, realized target.
 With ``--labels`` a fraction of each chunk's rows is passed as partial labels too.
@@ -28,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests._monitoring import (
     METRICS,
     SCENARIOS,
+    car_loan,
     employment,
     evaluate_stream,
     flights,
@@ -54,11 +56,14 @@ def main() -> None:
     rows: dict[str, Any] = {}
     start = time.perf_counter()
     print(f"{'stream':42s} {'method':13s} " + " ".join(f"{m:>14s}" for m in METRICS))
-    for name in [*SCENARIOS, "flights departure", "flights schedule", "ACS employment"]:
+    real = ["flights departure", "flights schedule", "ACS employment", "car loan (NannyML)"]
+    for name in [*SCENARIOS, *real]:
         if name.startswith("flights"):
             streams = [flights(name.split()[1])]
         elif name == "ACS employment":
             streams = [employment()]
+        elif name.startswith("car loan"):
+            streams = [car_loan()]
         else:
             streams = simulated_streams(name, args.reps)
         runs = [("pooled", {"method": "pooled"}, 0.0), ("hierarchical", {}, 0.0)]

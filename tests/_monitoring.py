@@ -154,32 +154,58 @@ def flights(features: str = "departure") -> Stream:
     return Stream(f"flights ({features})", labels[ref], scores[ref], labels[prod], scores[prod])
 
 
+def _nannyml_data() -> Path:
+    """The data folder of NannyML 0.13.1's wheel (``pip install --no-deps nannyml==0.13.1``:
+    its data files only are used, read with pandas and pyarrow)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nannyml")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("pip install --no-deps nannyml==0.13.1 (for its data)")
+    return Path(next(iter(spec.submodule_search_locations))) / "datasets" / "data"
+
+
+def _nannyml_binary(name: str, pattern: str, label: str, score: str) -> Stream:
+    """A binary stream from NannyML's files ``pattern`` with ``reference``, ``analysis`` and
+    ``analysis_target`` in place of ``{}`` (CSV or Parquet), joined on ``id``."""
+    import pandas as pd
+
+    data = _nannyml_data()
+    read = pd.read_parquet if pattern.endswith(".pq") else pd.read_csv
+    ref = read(data / pattern.format("reference"))
+    prod = read(data / pattern.format("analysis"))
+    truth = read(data / pattern.format("analysis_target"))
+    prod = prod.merge(truth, on="id", how="left", validate="one_to_one")
+    return Stream(
+        name,
+        ref[label].to_numpy(dtype=np.int64),
+        ref[score].to_numpy(dtype=float),
+        prod[label].to_numpy(dtype=np.int64),
+        prod[score].to_numpy(dtype=float),
+    )
+
+
 def employment() -> Stream:
     """ACS employment in Massachusetts (folktables' ACSEmployment task) as NannyML 0.13.1 ships
     it: a model's predicted probability that a person is employed, fitted before 2015; the
     reference is 2015 (68,785 people), production 2016-2018 (208,892), with their labels. Real
     monitoring data whose reference is one cross-section: it shows no drift of its own while
-    P(employed | score) rose by 0.02-0.13 logit per score decile in the later years. Needs the
-    package's data only: ``pip install --no-deps nannyml==0.13.1`` (and pandas with pyarrow).
-    """
-    import importlib.util
+    P(employed | score) rose by 0.02-0.13 logit per score decile in the later years."""
+    return _nannyml_binary(
+        "ACS employment (MA)", "employment_MA_{}.pq", "employed", "predicted_probability"
+    )
 
-    import pandas as pd
 
-    spec = importlib.util.find_spec("nannyml")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("pip install --no-deps nannyml==0.13.1 (for its data)")
-    data = Path(next(iter(spec.submodule_search_locations))) / "datasets" / "data"
-    ref = pd.read_parquet(data / "employment_MA_reference.pq")
-    prod = pd.read_parquet(data / "employment_MA_analysis.pq")
-    truth = pd.read_parquet(data / "employment_MA_analysis_target.pq")
-    prod = prod.merge(truth, on="id", how="left", validate="one_to_one")
-    return Stream(
-        "ACS employment (MA)",
-        ref["employed"].to_numpy(dtype=np.int64),
-        ref["predicted_probability"].to_numpy(dtype=float),
-        prod["employed"].to_numpy(dtype=np.int64),
-        prod["predicted_probability"].to_numpy(dtype=float),
+def car_loan() -> Stream:
+    """NannyML's car-loan stream (its own simulation, not ours): a model's probability that a
+    loan is repaid, scores rounded to 0.01 (101 values, heavy ties at 0 and 1); reference
+    50,000 rows, production 50,000 whose second half moves its scores towards the middle (bin
+    shares 0.22-0.24 in total variation from the reference's) and, with them, P(repaid |
+    score) towards 1/2 (-0.2 to -0.33 logit overall): a model growing overconfident as its
+    inputs move. The data set NannyML also ships as ``synthetic_sample`` (work from home) has
+    the same labels and scores."""
+    return _nannyml_binary(
+        "car loan (NannyML)", "synthetic_car_loan_{}.csv", "repaid", "y_pred_proba"
     )
 
 
@@ -303,6 +329,32 @@ def flights_multiclass() -> MulticlassStream:
         labels[prod],
         scores[prod],
         month[prod],
+    )
+
+
+def card_tiers() -> MulticlassStream:
+    """NannyML's multiclass stream (its own simulation): which credit card (prepaid,
+    high-street, upmarket) an applicant should get, scores rounded to 0.01; reference 60,000
+    rows, production 60,000 whose second half (``month`` 1 there, 0 before) follows a concept
+    shift: accuracy falls from 0.76 to 0.56 with the scores' mix barely changed."""
+    import pandas as pd
+
+    data = _nannyml_data()
+    classes = ["prepaid_card", "highstreet_card", "upmarket_card"]
+    columns = [f"y_pred_proba_{c}" for c in classes]
+    codes = {c: i for i, c in enumerate(classes)}
+    ref = pd.read_csv(data / "mc_reference.csv")
+    prod = pd.read_csv(data / "mc_analysis.csv").merge(
+        pd.read_csv(data / "mc_analysis_gt.csv"), on="id", how="left", validate="one_to_one"
+    )
+    n = prod.shape[0]
+    return MulticlassStream(
+        "card tiers (NannyML)",
+        ref["y_true"].map(codes).to_numpy(dtype=np.int64),
+        ref[columns].to_numpy(dtype=float),
+        prod["y_true"].map(codes).to_numpy(dtype=np.int64),
+        prod[columns].to_numpy(dtype=float),
+        (np.arange(n) >= n // 2).astype(np.int64),
     )
 
 

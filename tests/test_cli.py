@@ -400,6 +400,49 @@ def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:
     assert "unseen_drift must be >= 0" in out.stderr
 
 
+def test_estimate_drift_per_shift_option(files: dict[str, Path]) -> None:
+    """--drift-per-shift is the estimator's drift_per_shift: on analysis scores that sit far
+    higher than the reference's, 0 narrows the interval; a negative sd is refused naming the
+    option."""
+    rng = np.random.default_rng(1)
+    shifted = np.round(np.clip(0.55 + 0.3 * rng.random(600), 0, 1), 4)
+    analysis = _write_csv(files["root"] / "shifted.csv", {"score_a": shifted.tolist()})
+    base = (
+        "estimate",
+        "--reference",
+        str(files["reference"]),
+        "--analysis",
+        str(analysis),
+        "--y-true",
+        "label",
+        "--y-score",
+        "score_a",
+        "--metrics",
+        "accuracy",
+        "--format",
+        "json",
+    )
+
+    def interval(*extra: str) -> dict[str, float]:
+        out = _run(*base, *extra)
+        assert out.returncode == 0, out.stderr
+        chunk = json.loads(out.stdout)["result"]["chunks"][0]
+        estimate: dict[str, float] = chunk["metrics"]["accuracy"]["estimate"]
+        return estimate
+
+    default, none, wide = (
+        interval(),
+        interval("--drift-per-shift", "0"),
+        interval("--drift-per-shift", "2"),
+    )
+    assert interval("--drift-per-shift", "0.5") == default
+    width = {k: v["hdi_high"] - v["hdi_low"] for k, v in [("0", none), ("2", wide)]}
+    assert width["0"] < width["2"]
+    out = _run(*base, "--drift-per-shift", "-1")
+    assert out.returncode == 2
+    assert "drift_per_shift must be >= 0" in out.stderr
+
+
 def test_estimate_with_labels_arriving(files: dict[str, Path], tmp_path: Path) -> None:
     """Empty or NA cells in the analysis file's label column are labels not known yet: the
     known ones update the estimate (the Python API's partial_labels), nothing is refused."""

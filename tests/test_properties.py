@@ -416,6 +416,7 @@ def test_multiclass_score_posteriors_are_finite_and_in_range(
     calibration=st.sampled_from(["reference", "perfect"]),
     chunk_size=st.one_of(st.none(), st.integers(1, 20)),
     unseen_drift=st.floats(0.0, 2.0),
+    drift_per_shift=st.floats(0.0, 2.0),
 )
 def test_label_free_estimates_are_finite_and_in_range(
     reference: list[tuple[float, bool]],
@@ -426,6 +427,7 @@ def test_label_free_estimates_are_finite_and_in_range(
     calibration: str,
     chunk_size: int | None,
     unseen_drift: float,
+    drift_per_shift: float,
 ) -> None:
     estimator = pe.LabelFreeEstimator(
         n_bins=n_bins,
@@ -433,6 +435,7 @@ def test_label_free_estimates_are_finite_and_in_range(
         metrics=["accuracy", "f1", "mcc", "roc_auc", "fpr"],
         calibration=calibration,
         unseen_drift=unseen_drift,
+        drift_per_shift=drift_per_shift,
     )
     labels = [r[1] for r in reference]
     if len(set(labels)) == 1:
@@ -480,6 +483,7 @@ def test_hostile_values_for_label_free_estimation(value: Any) -> None:
         lambda: pe.LabelFreeEstimator(metrics=value),
         lambda: pe.LabelFreeEstimator(calibration=value),
         lambda: pe.LabelFreeEstimator(unseen_drift=value),
+        lambda: pe.LabelFreeEstimator(drift_per_shift=value),
         lambda: pe.LabelFreeEstimator().fit(value, [0.5]),
         lambda: pe.LabelFreeEstimator().fit([1], value),
         lambda: estimator.estimate(value),

@@ -39,7 +39,7 @@ import numpy as np
 from probeval import __version__
 from probeval._io import TableFile
 from probeval._util.table import Table
-from probeval.labelfree.drift import UNSEEN_DRIFT
+from probeval.labelfree.drift import DRIFT_PER_SHIFT, UNSEEN_DRIFT
 
 DESCRIPTION = """\
 Posterior distributions of classifier performance: how good is the model, how sure are we,
@@ -606,6 +606,7 @@ def _estimate(args: argparse.Namespace) -> Output:
         calibration=args.calibration,
         method=args.method,
         unseen_drift=args.unseen_drift,
+        drift_per_shift=args.drift_per_shift,
     )
     estimator.fit(
         ref_truth, ref_score, pos_label=_pos_label(args.pos_label, ref_truth), labels=classes
@@ -1320,6 +1321,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SD",
         help=f"sd (logit) of production's calibration shift that the reference periods cannot "
         f"show (default {UNSEEN_DRIFT:g}; 0 when the reference spans production's conditions)",
+    )
+    est.add_argument(
+        "--drift-per-shift",
+        type=float,
+        default=DRIFT_PER_SHIFT,
+        metavar="SD",
+        help=f"further sd (logit) of a chunk's calibration shift per unit of how far its scores "
+        f"moved beyond the reference periods' spread (default {DRIFT_PER_SHIFT:g}; 0: none)",
     )
     est.add_argument(
         "--n-bins", type=int, default=10, metavar="B", help="equal-frequency bins (default 10)"
