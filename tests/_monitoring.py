@@ -200,10 +200,10 @@ def car_loan() -> Stream:
     """NannyML's car-loan stream (its own simulation, not ours): a model's probability that a
     loan is repaid, scores rounded to 0.01 (101 values, heavy ties at 0 and 1); reference
     50,000 rows, production 50,000 whose second half moves its scores towards the middle (bin
-    shares 0.22-0.24 in total variation from the reference's) and, with them, P(repaid |
-    score) towards 1/2 (-0.2 to -0.33 logit overall): a model growing overconfident as its
-    inputs move. The data set NannyML also ships as ``synthetic_sample`` (work from home) has
-    the same labels and scores."""
+    shares 0.22-0.24 in total variation from the reference's) and its calibration with them
+    (-0.2 to -0.33 logit overall; P(repaid | score 0.80) 0.90 -> 0.84, at 0.10 0.03 -> 0.06: a
+    model growing overconfident as its inputs move). The data set NannyML also ships as
+    ``synthetic_sample`` (work from home) has the same labels and scores."""
     return _nannyml_binary(
         "car loan (NannyML)", "synthetic_car_loan_{}.csv", "repaid", "y_pred_proba"
     )
