@@ -471,15 +471,23 @@ def shift_diagnostic(
     """Per chunk: the total variation distance between its bin shares and the reference's, and
     the probability of bin counts at least this unlike the reference had the chunk been one
     more reference period (Pearson's statistic scaled by the periods' own spread)."""
-    n_ref = float(reference_counts.sum())
-    shares = reference_counts / n_ref
+    shares = reference_counts / float(reference_counts.sum())
     total = counts.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         tv = 0.5 * np.abs(np.where(total > 0, counts / total, shares) - shares).sum(axis=1)
-    statistic = _chi2_statistic(counts, shares, n_ref) / dispersion
-    dof = int((reference_counts > 0).sum()) - 1
+    statistic, dof = _period_scaled_statistic(counts, reference_counts, dispersion)
     p = np.array([_chi2_sf(float(s), dof) for s in statistic])
     return tv, p
+
+
+def _period_scaled_statistic(
+    counts: np.ndarray, reference_counts: np.ndarray, dispersion: float
+) -> tuple[np.ndarray, int]:
+    """Pearson's statistic of each chunk's bin counts against the reference shares, over the
+    reference periods' dispersion, and its degrees of freedom."""
+    n_ref = float(reference_counts.sum())
+    statistic = _chi2_statistic(counts, reference_counts / n_ref, n_ref) / dispersion
+    return statistic, int((reference_counts > 0).sum()) - 1
 
 
 def score_shift_distance(
@@ -492,11 +500,8 @@ def score_shift_distance(
     under no shift: a chunk counts as moved only when it clearly did. With c = dof chance
     alone moved half the chunks of a stable stream (90th percentile of the distance 0.54 for
     20-row chunks, 0.18 for 200, 0.04 for 5,000); with this c, 4-7% of them, by less."""
-    n_ref = float(reference_counts.sum())
-    shares = reference_counts / n_ref
     total = counts.sum(axis=1)
-    statistic = _chi2_statistic(counts, shares, n_ref) / dispersion
-    dof = int((reference_counts > 0).sum()) - 1
+    statistic, dof = _period_scaled_statistic(counts, reference_counts, dispersion)
     excess = np.maximum(statistic - dof - 2.0 * math.sqrt(2.0 * max(dof, 0)), 0.0)
     out: np.ndarray = np.sqrt(np.where(total > 0, excess / np.maximum(total, 1.0), 0.0))
     return out
