@@ -381,6 +381,10 @@ pub struct Drift {
     /// every chunk has the shift grid's own prior. The centring of the bins' logits always uses
     /// the grid's own prior (how the reference's periods move).
     pub chunk_shift_prior: Vec<f64>,
+    /// Per chunk, the standard deviation (logit) of each bin's own deviation, in place of
+    /// `bin_sd`: a chunk whose scores moved beyond anything the reference showed can also move
+    /// in the shape of its calibration, not only by a common shift. Empty: `bin_sd` for all.
+    pub chunk_bin_sd: Vec<f64>,
 }
 
 /// What a chunk's labels need from the drift model: per bin the logit offset and standard
@@ -480,6 +484,7 @@ impl Drift {
 
     /// Check the per-chunk shift priors against `n_chunks` chunks.
     pub fn check_chunks(&self, n_chunks: usize) -> Result<()> {
+        self.check_chunk_bin_sd(n_chunks)?;
         let g = self.shift.values.len();
         if self.chunk_shift_prior.is_empty() {
             return Ok(());
@@ -489,13 +494,33 @@ impl Drift {
                 row.iter().all(|p| !p.is_nan() && *p != f64::INFINITY)
                     && row.iter().any(|p| p.is_finite())
             });
+        if !valid {
+            return Err(Error::invalid(
+                "the per-chunk shift priors need one finite row (-inf allowed) per chunk",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Check the per-chunk bin standard deviations against `n_chunks` chunks.
+    fn check_chunk_bin_sd(&self, n_chunks: usize) -> Result<()> {
+        let valid = (self.chunk_bin_sd.is_empty() || self.chunk_bin_sd.len() == n_chunks)
+            && self
+                .chunk_bin_sd
+                .iter()
+                .all(|sd| sd.is_finite() && *sd >= 0.0);
         if valid {
             Ok(())
         } else {
             Err(Error::invalid(
-                "the per-chunk shift priors need one finite row (-inf allowed) per chunk",
+                "the per-chunk bin standard deviations need one finite value >= 0 per chunk",
             ))
         }
+    }
+
+    /// The standard deviation of each bin's own deviation in chunk `chunk`.
+    fn bin_sd_of(&self, chunk: usize) -> f64 {
+        self.chunk_bin_sd.get(chunk).copied().unwrap_or(self.bin_sd)
     }
 
     /// The prior log-density of chunk `chunk`'s shift on the shift grid.
@@ -526,18 +551,20 @@ impl Drift {
             .collect()
     }
 
-    /// What the chunk's labels need (see [`LabelTerms`]); `centre_shift` comes from
+    /// What the labels of chunk `chunk` need (see [`LabelTerms`]); `centre_shift` comes from
     /// [`Drift::centre_shifts`].
     fn label_terms(
         &self,
         cal: &Calibration,
         stats: &ChunkStats,
         centre_shift: &[f64],
+        chunk: usize,
     ) -> LabelTerms {
         let k = cal.n_bins();
         let rate_prior = cal.rate_prior();
+        let bin_sd = self.bin_sd_of(chunk);
         let mut offset = vec![0.0; k];
-        let mut sd = vec![self.bin_sd; k];
+        let mut sd = vec![bin_sd; k];
         // The reference rate's own uncertainty (for the labels' likelihood only: the draws
         // carry it through the shared rate draws).
         let mut rate_var = vec![0.0; k];
@@ -553,7 +580,7 @@ impl Drift {
                 let shifted = (r + self.slope[i] * moved).clamp(1e-6, 1.0 - 1e-6);
                 offset[i] = logit(shifted) - centre[i];
                 let se = self.slope_se[i] * moved / v;
-                sd[i] = (self.bin_sd * self.bin_sd + se * se).sqrt();
+                sd[i] = (bin_sd * bin_sd + se * se).sqrt();
             }
         }
         for (o, shift) in offset.iter_mut().zip(centre_shift) {
@@ -597,7 +624,7 @@ impl Drift {
         centre_shift: &[f64],
         chunk: usize,
     ) -> ChunkModel {
-        let terms = self.label_terms(cal, stats, centre_shift);
+        let terms = self.label_terms(cal, stats, centre_shift, chunk);
         let gb = self.tilt.values.len();
         let mut log_post = Vec::with_capacity(self.shift.values.len() * gb);
         for (&a, &pa) in self.shift.values.iter().zip(self.shift_prior(chunk)) {
@@ -625,16 +652,17 @@ impl Drift {
         }
     }
 
-    /// ln P(the chunk's known labels | shift a) at every point of the shift grid, the tilt b
-    /// averaged over its prior (0 everywhere for a chunk without labels): what the labels of
-    /// all chunks say about how production moves ([`Drift::chunk_shift_prior`]).
+    /// ln P(the known labels of chunk `chunk` | shift a) at every point of the shift grid,
+    /// the tilt b averaged over its prior (0 everywhere for a chunk without labels): what the
+    /// labels of all chunks say about how production moves ([`Drift::chunk_shift_prior`]).
     pub fn shift_log_likelihood(
         &self,
         cal: &Calibration,
         stats: &ChunkStats,
         centre_shift: &[f64],
+        chunk: usize,
     ) -> Vec<f64> {
-        let terms = self.label_terms(cal, stats, centre_shift);
+        let terms = self.label_terms(cal, stats, centre_shift, chunk);
         let top = self
             .tilt
             .log_prior
@@ -817,9 +845,10 @@ pub fn drift_shift_likelihoods(
     chunks: &[ChunkStats],
 ) -> Result<Vec<Vec<f64>>> {
     drift.check(cal.n_bins())?;
+    drift.check_chunk_bin_sd(chunks.len())?;
     let centre_shift = drift.centre_shifts(cal);
     parallel::map(chunks.len(), |c| {
-        Ok(drift.shift_log_likelihood(cal, &chunks[c], &centre_shift))
+        Ok(drift.shift_log_likelihood(cal, &chunks[c], &centre_shift, c))
     })
 }
 
@@ -1745,6 +1774,7 @@ mod tests {
                 })
                 .collect(),
             chunk_shift_prior: Vec::new(),
+            chunk_bin_sd: Vec::new(),
         };
         let (chunk_scores, chunk_labels) = calibrated(4_000, 6);
         let known: Vec<f64> = chunk_labels
@@ -1771,7 +1801,7 @@ mod tests {
         let gb = drift.tilt.values.len();
         for (c, stats) in chunks.iter().enumerate() {
             let model = drift.chunk_model(&cal, stats, &centre, c);
-            let log_lik = drift.shift_log_likelihood(&cal, stats, &centre);
+            let log_lik = drift.shift_log_likelihood(&cal, stats, &centre, c);
             let joint: Vec<f64> = log_lik
                 .iter()
                 .zip(&drift.shift.log_prior)
@@ -1796,7 +1826,7 @@ mod tests {
         bare.labelled_neg.fill(0.0);
         assert!(
             drift
-                .shift_log_likelihood(&cal, &bare, &centre)
+                .shift_log_likelihood(&cal, &bare, &centre, 0)
                 .iter()
                 .all(|&l| l == 0.0)
         );
@@ -1895,6 +1925,53 @@ mod tests {
         assert!(drift_shift_posteriors(&cal, &drift, &chunks).is_err());
         drift.chunk_shift_prior[3] = f64::NAN;
         assert!(drift_shift_posteriors(&cal, &drift, &chunks).is_err());
+    }
+
+    #[test]
+    fn each_chunk_gets_its_own_bin_sd() {
+        let (cal, drift, chunks) = drift_with_labelled_chunks();
+        let centre = drift.centre_shifts(&cal);
+        // Chunk 1's scores moved: its bins deviate by 0.4 on their own; chunk 0 keeps bin_sd.
+        let moved = Drift {
+            chunk_bin_sd: vec![drift.bin_sd, 0.4],
+            ..drift.clone()
+        };
+        let same = |a: &ChunkModel, b: &ChunkModel| a.sd == b.sd && a.cdf == b.cdf;
+        assert!(same(
+            &moved.chunk_model(&cal, &chunks[0], &centre, 0),
+            &drift.chunk_model(&cal, &chunks[0], &centre, 0)
+        ));
+        let wide = moved.chunk_model(&cal, &chunks[1], &centre, 1);
+        let plain = drift.chunk_model(&cal, &chunks[1], &centre, 1);
+        for (i, (w, p)) in wide.sd.iter().zip(&plain.sd).enumerate() {
+            // sd² = bin sd² + the within-bin slope's part, which both share.
+            let slope_part = p * p - drift.bin_sd * drift.bin_sd;
+            assert!(
+                (w * w - (0.16 + slope_part)).abs() < 1e-12,
+                "bin {i}: {w} {p}"
+            );
+        }
+        // The labels say less about the common shift when each bin may deviate more.
+        let spread = |d: &Drift| drift_shift_posteriors(&cal, d, &chunks).unwrap()[1].1;
+        assert!(spread(&moved) > spread(&drift));
+        assert_eq!(
+            drift_shift_likelihoods(&cal, &moved, &chunks).unwrap()[0],
+            drift_shift_likelihoods(&cal, &drift, &chunks).unwrap()[0]
+        );
+        // One finite value >= 0 per chunk.
+        for bad in [
+            vec![0.1],
+            vec![0.1, -0.1],
+            vec![0.1, f64::NAN],
+            vec![0.1, f64::INFINITY],
+        ] {
+            let broken = Drift {
+                chunk_bin_sd: bad,
+                ..drift.clone()
+            };
+            assert!(drift_shift_posteriors(&cal, &broken, &chunks).is_err());
+            assert!(drift_shift_likelihoods(&cal, &broken, &chunks).is_err());
+        }
     }
 
     #[test]

@@ -198,6 +198,8 @@ proptest! {
             slope_se: vec![slope.abs(); k],
             ref_mean: (0..k).map(|i| { let (l, h) = cal.bounds(i); 0.5 * (l + h) }).collect(),
             chunk_shift_prior: Vec::new(),
+            // Chunks whose scores moved: each its own, larger bin sd.
+            chunk_bin_sd: (0..chunks.len()).map(|c| bin_sd * (1.0 + c as f64)).collect(),
         };
         let out = labelfree::estimate(&cal, &chunks, &all, settings, Some(&drift), 20, 1).unwrap();
         for (row, values) in out.chunks(20).enumerate() {

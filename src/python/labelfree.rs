@@ -120,7 +120,8 @@ pub(super) fn labelfree_chunk_stats<'py>(
 
 /// Between-period drift as Python passes it: ((shift grid, its prior log-density), (tilt
 /// grid, its prior log-density), centre, bin sd, slope, slope se, reference mean score,
-/// per-chunk shift priors (chunks, shift points), or (0, points) for the grid's own prior).
+/// per-chunk shift priors (chunks, shift points), or (0, points) for the grid's own prior,
+/// per-chunk bin sds (chunks,), or (0,) for the bin sd).
 type DriftArgs<'py> = (
     (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
     (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
@@ -130,6 +131,7 @@ type DriftArgs<'py> = (
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
 );
 
 fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
@@ -146,6 +148,7 @@ fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
         slope_se: flat(&args.5).into_owned(),
         ref_mean: flat(&args.6).into_owned(),
         chunk_shift_prior: args.7.as_array().iter().copied().collect(),
+        chunk_bin_sd: flat(&args.8).into_owned(),
     }
 }
 

@@ -89,6 +89,7 @@ from probeval.labelfree.drift import (
     score_shift_distance,
     shift_diagnostic,
     shift_spread,
+    spread_bin_sd,
     spread_shift_priors,
     widen_shift,
 )
@@ -249,9 +250,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         0.5: a model's calibration moves when its inputs do, and the further they go the less
         its extreme scores hold (NannyML's car-loan stream: scores moved by 0.5-0.57,
         calibration by 0.2-0.33 logit; 0 covered its precision in 80% of chunks, the default in
-        all). The spread is symmetric in logit, so it also pulls such a chunk's rates towards
-        1/2. 0: the chunk's scores do not matter. Binary calibrations only (a multiclass
-        model's one-vs-rest ones included, not its confidence calibration).
+        all); each bin's own deviation gets half that sd more (labels then pin the chunk's
+        common shift, not the shape of its calibration). The spread is symmetric in logit, so
+        it also pulls such a chunk's rates towards 1/2. 0: the chunk's scores do not matter.
+        Binary calibrations only (a multiclass model's one-vs-rest ones included, not its
+        confidence calibration).
 
     Examples
     --------
@@ -1096,7 +1099,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         Each chunk gets its own prior of the shift when some chunks (``stats``) have labels
         already (from the labels of the others: :func:`production_shift_priors`), or when its
         scores moved further from the reference's than the reference's periods did from each
-        other (spread by ``drift_per_shift`` per unit of that distance: :func:`shift_spread`)."""
+        other (spread by ``drift_per_shift`` per unit of that distance: :func:`shift_spread`);
+        such a chunk's bins also get a wider deviation of their own (:func:`spread_bin_sd`)."""
         if self.method == "pooled" or self.calibration == "perfect":
             return None
         if calibration is None or stats is None:
@@ -1115,7 +1119,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             )
         else:
             priors = np.tile(wide.shift_log_prior, (spread.shape[0], 1))
-        return wide.core_args(spread_shift_priors(wide.shift, priors, spread))
+        return wide.core_args(
+            spread_shift_priors(wide.shift, priors, spread), spread_bin_sd(drift.bin_sd, spread)
+        )
 
     def _shift_spread(self, drift: Drift, counts: np.ndarray) -> np.ndarray:
         """Per chunk, the further sd (logit) of its calibration shift for how far its scores
