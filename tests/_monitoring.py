@@ -382,19 +382,29 @@ def one_vs_rest_point_estimate(
     return expected_metrics(scores, calibrated)
 
 
-def expected_metrics(scores: np.ndarray, truth: np.ndarray) -> dict[str, float]:
+def score_orders(scores: np.ndarray) -> list[np.ndarray]:
+    """Per class, the rows in the order of its scores (stable): what
+    :func:`expected_metrics` sorts, computed once for many ``truth`` of the same scores."""
+    return [np.argsort(scores[:, j], kind="stable") for j in range(scores.shape[1])]
+
+
+def expected_metrics(
+    scores: np.ndarray, truth: np.ndarray, orders: list[np.ndarray] | None = None
+) -> dict[str, float]:
     """Accuracy, macro F1 and macro one-vs-rest ROC AUC of a model (scores (n, K)) whose rows
     are of class j with probability ``truth[:, j]``, in expectation over the labels: the
     expected confusion matrix, and each row counted as a positive of class j with weight
-    P(j) and a negative with weight 1 - P(j), in the order of the scores of j."""
+    P(j) and a negative with weight 1 - P(j), in the order of the scores of j (``orders``:
+    :func:`score_orders` of the scores, if already known)."""
     k = scores.shape[1]
+    if orders is None:
+        orders = score_orders(scores)
     predicted = scores.argmax(axis=1)
     matrix = np.stack([np.bincount(predicted, truth[:, j], k) for j in range(k)])
     diag = np.diag(matrix)
     precision, recall = diag / matrix.sum(axis=0), diag / matrix.sum(axis=1)
     aucs = []
-    for j in range(k):
-        order = np.argsort(scores[:, j], kind="stable")
+    for j, order in enumerate(orders):
         positive = truth[order, j]
         negative = 1.0 - positive
         below = np.cumsum(negative) - negative
