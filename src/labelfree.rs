@@ -482,7 +482,7 @@ impl Drift {
         Ok(())
     }
 
-    /// Check the per-chunk shift priors against `n_chunks` chunks.
+    /// Check the per-chunk shift priors and bin standard deviations against `n_chunks` chunks.
     pub fn check_chunks(&self, n_chunks: usize) -> Result<()> {
         self.check_chunk_bin_sd(n_chunks)?;
         let g = self.shift.values.len();
