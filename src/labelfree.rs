@@ -381,6 +381,10 @@ pub struct Drift {
     /// every chunk has the shift grid's own prior. The centring of the bins' logits always uses
     /// the grid's own prior (how the reference's periods move).
     pub chunk_shift_prior: Vec<f64>,
+    /// Per chunk, the prior log-density of its tilt b on the tilt grid (chunks × points), as
+    /// `chunk_shift_prior` for the shift: labels can show production's calibration flattening
+    /// or steepening. Empty: the grid's own prior.
+    pub chunk_tilt_prior: Vec<f64>,
     /// Per chunk, the standard deviation (logit) of each bin's own deviation, in place of
     /// `bin_sd`: a chunk whose scores moved beyond anything the reference showed can also move
     /// in the shape of its calibration, not only by a common shift. Empty: `bin_sd` for all.
@@ -485,18 +489,19 @@ impl Drift {
     /// Check the per-chunk shift priors and bin standard deviations against `n_chunks` chunks.
     pub fn check_chunks(&self, n_chunks: usize) -> Result<()> {
         self.check_chunk_bin_sd(n_chunks)?;
-        let g = self.shift.values.len();
-        if self.chunk_shift_prior.is_empty() {
-            return Ok(());
-        }
-        let valid = self.chunk_shift_prior.len() == n_chunks * g
-            && self.chunk_shift_prior.chunks(g).all(|row| {
-                row.iter().all(|p| !p.is_nan() && *p != f64::INFINITY)
-                    && row.iter().any(|p| p.is_finite())
-            });
-        if !valid {
+        let valid = |priors: &[f64], g: usize| {
+            priors.is_empty()
+                || (priors.len() == n_chunks * g
+                    && priors.chunks(g).all(|row| {
+                        row.iter().all(|p| !p.is_nan() && *p != f64::INFINITY)
+                            && row.iter().any(|p| p.is_finite())
+                    }))
+        };
+        if !valid(&self.chunk_shift_prior, self.shift.values.len())
+            || !valid(&self.chunk_tilt_prior, self.tilt.values.len())
+        {
             return Err(Error::invalid(
-                "the per-chunk shift priors need one finite row (-inf allowed) per chunk",
+                "the per-chunk shift and tilt priors need one finite row (-inf allowed) per chunk",
             ));
         }
         Ok(())
@@ -530,6 +535,16 @@ impl Drift {
         } else {
             let g = self.shift.values.len();
             &self.chunk_shift_prior[chunk * g..(chunk + 1) * g]
+        }
+    }
+
+    /// The prior log-density of chunk `chunk`'s tilt on the tilt grid.
+    fn tilt_prior(&self, chunk: usize) -> &[f64] {
+        if self.chunk_tilt_prior.is_empty() {
+            &self.tilt.log_prior
+        } else {
+            let g = self.tilt.values.len();
+            &self.chunk_tilt_prior[chunk * g..(chunk + 1) * g]
         }
     }
 
@@ -628,7 +643,7 @@ impl Drift {
         let gb = self.tilt.values.len();
         let mut log_post = Vec::with_capacity(self.shift.values.len() * gb);
         for (&a, &pa) in self.shift.values.iter().zip(self.shift_prior(chunk)) {
-            for (&b, &pb) in self.tilt.values.iter().zip(&self.tilt.log_prior) {
+            for (&b, &pb) in self.tilt.values.iter().zip(self.tilt_prior(chunk)) {
                 let prior = pa + pb;
                 log_post.push(if prior > f64::NEG_INFINITY && !terms.labelled.is_empty() {
                     self.labels_ln(&terms, stats, a, b, prior)
@@ -652,45 +667,77 @@ impl Drift {
         }
     }
 
-    /// ln P(the known labels of chunk `chunk` | shift a) at every point of the shift grid,
-    /// the tilt b averaged over its prior (0 everywhere for a chunk without labels): what the
-    /// labels of all chunks say about how production moves ([`Drift::chunk_shift_prior`]).
-    pub fn shift_log_likelihood(
+    /// ln P(the known labels of chunk `chunk` | the effect) at every point of its grid (0
+    /// everywhere for a chunk without labels): what the labels of all chunks say about how
+    /// production moves. The shift a with the tilt b averaged over its grid's prior
+    /// ([`Drift::chunk_shift_prior`]); the tilt with the shift averaged over the chunk's own
+    /// prior of it ([`Drift::chunk_tilt_prior`]).
+    pub fn log_likelihood(
         &self,
         cal: &Calibration,
         stats: &ChunkStats,
         centre_shift: &[f64],
         chunk: usize,
+        effect: Effect,
     ) -> Vec<f64> {
         let terms = self.label_terms(cal, stats, centre_shift, chunk);
-        let top = self
-            .tilt
-            .log_prior
+        match effect {
+            Effect::Shift => self.effect_log_likelihood(
+                &terms,
+                stats,
+                &self.shift.values,
+                |a, b| (a, b),
+                &self.tilt.values,
+                &self.tilt.log_prior,
+            ),
+            Effect::Tilt => self.effect_log_likelihood(
+                &terms,
+                stats,
+                &self.tilt.values,
+                |b, a| (a, b),
+                &self.shift.values,
+                self.shift_prior(chunk),
+            ),
+        }
+    }
+
+    /// ln P(labels | one effect at each of `values`), the other effect averaged over
+    /// `other_prior` on `other`; `pair` puts (this, other) in (shift, tilt) order.
+    fn effect_log_likelihood(
+        &self,
+        terms: &LabelTerms,
+        stats: &ChunkStats,
+        values: &[f64],
+        pair: impl Fn(f64, f64) -> (f64, f64),
+        other: &[f64],
+        other_prior: &[f64],
+    ) -> Vec<f64> {
+        if terms.labelled.is_empty() {
+            return vec![0.0; values.len()];
+        }
+        let top = other_prior
             .iter()
             .copied()
             .fold(f64::NEG_INFINITY, f64::max);
-        let tilt: Vec<(f64, f64)> = self
-            .tilt
-            .values
+        let weights: Vec<(f64, f64)> = other
             .iter()
-            .zip(&self.tilt.log_prior)
+            .zip(other_prior)
             .filter(|(_, p)| p.is_finite())
-            .map(|(&b, &p)| (b, p - top))
+            .map(|(&v, &p)| (v, p - top))
             .collect();
-        let norm = tilt.iter().map(|(_, p)| p.exp()).sum::<f64>().ln();
-        self.shift
-            .values
+        let norm = weights.iter().map(|(_, p)| p.exp()).sum::<f64>().ln();
+        values
             .iter()
-            .map(|&a| {
-                if terms.labelled.is_empty() {
-                    return 0.0;
-                }
-                let terms: Vec<f64> = tilt
+            .map(|&x| {
+                let parts: Vec<f64> = weights
                     .iter()
-                    .map(|&(b, p)| self.labels_ln(&terms, stats, a, b, p))
+                    .map(|&(y, p)| {
+                        let (a, b) = pair(x, y);
+                        self.labels_ln(terms, stats, a, b, p)
+                    })
                     .collect();
-                let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                m + terms.iter().map(|t| (t - m).exp()).sum::<f64>().ln() - norm
+                let m = parts.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                m + parts.iter().map(|t| (t - m).exp()).sum::<f64>().ln() - norm
             })
             .collect()
     }
@@ -838,17 +885,29 @@ pub fn drift_shift_posteriors(
     })
 }
 
-/// Per chunk, [`Drift::shift_log_likelihood`] (chunks in parallel).
-pub fn drift_shift_likelihoods(
+/// A recalibration effect: the common shift a or the tilt b.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    Shift,
+    Tilt,
+}
+
+/// Per chunk, [`Drift::log_likelihood`] of `effect` (chunks in parallel).
+pub fn drift_likelihoods(
     cal: &Calibration,
     drift: &Drift,
     chunks: &[ChunkStats],
+    effect: Effect,
 ) -> Result<Vec<Vec<f64>>> {
     drift.check(cal.n_bins())?;
-    drift.check_chunk_bin_sd(chunks.len())?;
+    match effect {
+        // Before the shifts' per-chunk priors exist.
+        Effect::Shift => drift.check_chunk_bin_sd(chunks.len())?,
+        Effect::Tilt => drift.check_chunks(chunks.len())?,
+    }
     let centre_shift = drift.centre_shifts(cal);
     parallel::map(chunks.len(), |c| {
-        Ok(drift.shift_log_likelihood(cal, &chunks[c], &centre_shift, c))
+        Ok(drift.log_likelihood(cal, &chunks[c], &centre_shift, c, effect))
     })
 }
 
@@ -1774,6 +1833,7 @@ mod tests {
                 })
                 .collect(),
             chunk_shift_prior: Vec::new(),
+            chunk_tilt_prior: Vec::new(),
             chunk_bin_sd: Vec::new(),
         };
         let (chunk_scores, chunk_labels) = calibrated(4_000, 6);
@@ -1793,43 +1853,115 @@ mod tests {
     }
 
     #[test]
-    fn shift_likelihood_times_prior_is_the_chunk_models_shift_posterior() {
+    fn effect_likelihoods_times_priors_are_the_chunk_models_marginals() {
         // Two paths to P(a | labels): the (a, b) grid posterior of the chunk model summed over
-        // b, and the prior of a times the likelihood of a with b averaged over its prior.
-        let (cal, drift, chunks) = drift_with_labelled_chunks();
-        let centre = drift.centre_shifts(&cal);
-        let gb = drift.tilt.values.len();
-        for (c, stats) in chunks.iter().enumerate() {
-            let model = drift.chunk_model(&cal, stats, &centre, c);
-            let log_lik = drift.shift_log_likelihood(&cal, stats, &centre, c);
-            let joint: Vec<f64> = log_lik
-                .iter()
-                .zip(&drift.shift.log_prior)
-                .map(|(l, p)| l + p)
-                .collect();
-            let top = joint.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let total: f64 = joint.iter().map(|j| (j - top).exp()).sum();
-            let mut last = 0.0;
-            for (ia, j) in joint.iter().enumerate() {
-                let from_model = model.cdf[ia * gb + gb - 1] - last;
-                last = model.cdf[ia * gb + gb - 1];
-                let direct = (j - top).exp() / total;
-                assert!(
-                    (from_model - direct).abs() < 1e-12,
-                    "{c} {ia}: {from_model} {direct}"
-                );
+        // b, and the prior of a times the likelihood of a with b averaged over its prior; and
+        // the same for b, the shift averaged over the chunk's own prior of it. First with the
+        // grids' priors, then with each chunk's own.
+        let (cal, mut drift, chunks) = drift_with_labelled_chunks();
+        let (ga, gb) = (drift.shift.values.len(), drift.tilt.values.len());
+        let own = |g: usize, centre: f64, step: f64| -> Vec<f64> {
+            (0..2 * g)
+                .map(|i| -0.5 * ((i % g) as f64 - centre - step * (i / g) as f64).powi(2) / 16.0)
+                .collect()
+        };
+        for per_chunk in [false, true] {
+            if per_chunk {
+                drift.chunk_shift_prior = own(ga, 12.0, 8.0);
+                drift.chunk_tilt_prior = own(gb, 3.0, 2.0);
+            }
+            let centre = drift.centre_shifts(&cal);
+            let shifts = drift_likelihoods(&cal, &drift, &chunks, Effect::Shift).unwrap();
+            let tilts = drift_likelihoods(&cal, &drift, &chunks, Effect::Tilt).unwrap();
+            for (c, stats) in chunks.iter().enumerate() {
+                let model = drift.chunk_model(&cal, stats, &centre, c);
+                let (mut shift, mut tilt) = (vec![0.0; ga], vec![0.0; gb]);
+                let mut last = 0.0;
+                for (index, &cdf) in model.cdf.iter().enumerate() {
+                    shift[index / gb] += cdf - last;
+                    tilt[index % gb] += cdf - last;
+                    last = cdf;
+                }
+                // The shift's likelihood averages the tilt over the grid's own prior.
+                let checks = [
+                    (&shifts[c], drift.shift_prior(c), &shift, per_chunk),
+                    (&tilts[c], drift.tilt_prior(c), &tilt, false),
+                ];
+                for (log_lik, prior, marginal, skip) in checks {
+                    if skip {
+                        continue;
+                    }
+                    let joint: Vec<f64> = log_lik.iter().zip(prior).map(|(l, p)| l + p).collect();
+                    let top = joint.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let total: f64 = joint.iter().map(|j| (j - top).exp()).sum();
+                    for (i, j) in joint.iter().enumerate() {
+                        let direct = (j - top).exp() / total;
+                        assert!(
+                            (marginal[i] - direct).abs() < 1e-12,
+                            "{per_chunk} {c} {i}: {} {direct}",
+                            marginal[i]
+                        );
+                    }
+                }
             }
         }
-        // No labels: the likelihood is flat.
+        // No labels: both likelihoods are flat.
+        let centre = drift.centre_shifts(&cal);
         let mut bare = chunks[0].clone();
         bare.labelled_pos.fill(0.0);
         bare.labelled_neg.fill(0.0);
-        assert!(
-            drift
-                .shift_log_likelihood(&cal, &bare, &centre, 0)
-                .iter()
-                .all(|&l| l == 0.0)
+        for flat in [
+            drift.log_likelihood(&cal, &bare, &centre, 0, Effect::Shift),
+            drift.log_likelihood(&cal, &bare, &centre, 0, Effect::Tilt),
+        ] {
+            assert!(flat.iter().all(|&l| l == 0.0));
+        }
+    }
+
+    #[test]
+    fn each_chunk_gets_its_own_tilt_prior() {
+        let (cal, mut drift, chunks) = drift_with_labelled_chunks();
+        let centre = drift.centre_shifts(&cal);
+        let gb = drift.tilt.values.len();
+        let plain = drift.clone();
+        // Chunk 0 keeps the grid's prior; chunk 1's tilt is pinned to the grid's last point.
+        let mut rows = drift.tilt.log_prior.clone();
+        rows.extend((0..gb).map(|i| if i + 1 == gb { 0.0 } else { f64::NEG_INFINITY }));
+        drift.chunk_tilt_prior = rows;
+        assert_eq!(
+            drift.chunk_model(&cal, &chunks[0], &centre, 0),
+            plain.chunk_model(&cal, &chunks[0], &centre, 0)
         );
+        let pinned = drift.chunk_model(&cal, &chunks[1], &centre, 1);
+        let mut last = 0.0;
+        for (index, &cdf) in pinned.cdf.iter().enumerate() {
+            if index % gb + 1 != gb {
+                assert_eq!(cdf - last, 0.0, "{index}");
+            }
+            last = cdf;
+        }
+        // One finite row per chunk (-inf allowed), on both entry points.
+        for bad in [
+            drift.tilt.log_prior.clone(),
+            vec![f64::NEG_INFINITY; 2 * gb],
+            {
+                let mut v = drift.chunk_tilt_prior.clone();
+                v[2] = f64::NAN;
+                v
+            },
+            {
+                let mut v = drift.chunk_tilt_prior.clone();
+                v[gb + 1] = f64::INFINITY;
+                v
+            },
+        ] {
+            let broken = Drift {
+                chunk_tilt_prior: bad,
+                ..drift.clone()
+            };
+            assert!(drift_shift_posteriors(&cal, &broken, &chunks).is_err());
+            assert!(drift_likelihoods(&cal, &broken, &chunks, Effect::Tilt).is_err());
+        }
     }
 
     #[test]
@@ -1912,6 +2044,7 @@ mod tests {
         assert!((shifts[0].1 - step / 12f64.sqrt()).abs() < 1e-12);
         let shared = Drift {
             chunk_shift_prior: Vec::new(),
+            chunk_tilt_prior: Vec::new(),
             ..drift.clone()
         };
         assert_eq!(
@@ -1955,8 +2088,8 @@ mod tests {
         let spread = |d: &Drift| drift_shift_posteriors(&cal, d, &chunks).unwrap()[1].1;
         assert!(spread(&moved) > spread(&drift));
         assert_eq!(
-            drift_shift_likelihoods(&cal, &moved, &chunks).unwrap()[0],
-            drift_shift_likelihoods(&cal, &drift, &chunks).unwrap()[0]
+            drift_likelihoods(&cal, &moved, &chunks, Effect::Shift).unwrap()[0],
+            drift_likelihoods(&cal, &drift, &chunks, Effect::Shift).unwrap()[0]
         );
         // One finite value >= 0 per chunk.
         for bad in [
@@ -1970,7 +2103,7 @@ mod tests {
                 ..drift.clone()
             };
             assert!(drift_shift_posteriors(&cal, &broken, &chunks).is_err());
-            assert!(drift_shift_likelihoods(&cal, &broken, &chunks).is_err());
+            assert!(drift_likelihoods(&cal, &broken, &chunks, Effect::Shift).is_err());
         }
     }
 

@@ -189,6 +189,14 @@ proptest! {
         let delta: Vec<f64> = (0..21).map(|g| (g as f64 - 10.0) * 0.3 * drift_sd.max(0.01)).collect();
         let log_prior = delta.iter().map(|d| -0.5 * (d / drift_sd.max(0.01)).powi(2)).collect();
         let grid = labelfree::Grid { values: delta, log_prior };
+        // Each chunk its own tilt prior: the grid's, moved by c points.
+        let points = grid.values.len();
+        let chunk_tilt_prior: Vec<f64> = (0..chunks.len() * points)
+            .map(|i| {
+                let (c, j) = (i / points, i % points);
+                grid.log_prior[(j + c) % points]
+            })
+            .collect();
         let drift = labelfree::Drift {
             shift: grid.clone(),
             tilt: grid,
@@ -198,6 +206,7 @@ proptest! {
             slope_se: vec![slope.abs(); k],
             ref_mean: (0..k).map(|i| { let (l, h) = cal.bounds(i); 0.5 * (l + h) }).collect(),
             chunk_shift_prior: Vec::new(),
+            chunk_tilt_prior,
             // Chunks whose scores moved: each its own, larger bin sd.
             chunk_bin_sd: (0..chunks.len()).map(|c| bin_sd * (1.0 + c as f64)).collect(),
         };

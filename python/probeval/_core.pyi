@@ -1,6 +1,6 @@
 """Type stubs of the Rust extension ``probeval._core`` (kept in sync by mypy.stubtest in CI)."""
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -39,8 +39,8 @@ __all__ = [
     "f1_mean_var",
     "f1_mode",
     "labelfree_chunk_stats",
+    "labelfree_drift_likelihood",
     "labelfree_drift_shift",
-    "labelfree_drift_shift_likelihood",
     "labelfree_estimate",
     "labelfree_estimate_multiclass",
     "labelfree_fit",
@@ -213,10 +213,11 @@ def labelfree_drift_shift(
     drift_args: tuple[Any, ...],
     stats: tuple[npt.NDArray[np.float64], ...],
 ) -> npt.NDArray[np.float64]: ...
-def labelfree_drift_shift_likelihood(
+def labelfree_drift_likelihood(
     calibration_args: tuple[Any, ...],
     drift_args: tuple[Any, ...],
     stats: tuple[npt.NDArray[np.float64], ...],
+    effect: Literal["shift", "tilt"],
 ) -> npt.NDArray[np.float64]: ...
 def labelfree_estimate(
     calibration_args: tuple[Any, ...],

@@ -121,7 +121,8 @@ pub(super) fn labelfree_chunk_stats<'py>(
 /// Between-period drift as Python passes it: ((shift grid, its prior log-density), (tilt
 /// grid, its prior log-density), centre, bin sd, slope, slope se, reference mean score,
 /// per-chunk shift priors (chunks, shift points), or (0, points) for the grid's own prior,
-/// per-chunk bin sds (chunks,), or (0,) for the bin sd).
+/// per-chunk bin sds (chunks,), or (0,) for the bin sd, per-chunk tilt priors (chunks, tilt
+/// points), or (0, points)).
 type DriftArgs<'py> = (
     (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
     (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
@@ -132,6 +133,7 @@ type DriftArgs<'py> = (
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray2<'py, f64>,
     PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
 );
 
 fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
@@ -149,6 +151,7 @@ fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
         ref_mean: flat(&args.6).into_owned(),
         chunk_shift_prior: args.7.as_array().iter().copied().collect(),
         chunk_bin_sd: flat(&args.8).into_owned(),
+        chunk_tilt_prior: args.9.as_array().iter().copied().collect(),
     }
 }
 
@@ -197,22 +200,33 @@ pub(super) fn labelfree_drift_shift<'py>(
     )
 }
 
-/// Per chunk, ln P(its known labels | shift a) at every point of the drift's shift grid (the
-/// tilt averaged over its prior; 0 for chunks without labels); shape (chunks, points).
+/// Per chunk, ln P(its known labels | the effect) at every point of the effect's grid
+/// (`effect` "shift": the tilt averaged over its prior; "tilt": the shift averaged over the
+/// chunk's prior of it; 0 for chunks without labels); shape (chunks, points).
 #[pyfunction]
-pub(super) fn labelfree_drift_shift_likelihood<'py>(
+pub(super) fn labelfree_drift_likelihood<'py>(
     py: Python<'py>,
     calibration_args: CalibrationArgs<'py>,
     drift_args: DriftArgs<'py>,
     stats: ChunkInputs<'py>,
+    effect: &str,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (points, effect) = match effect {
+        "shift" => (drift_args.0.0.len()?, labelfree::Effect::Shift),
+        "tilt" => (drift_args.1.0.len()?, labelfree::Effect::Tilt),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "effect must be 'shift' or 'tilt', got {effect:?}"
+            )));
+        }
+    };
     drift_table(
         py,
-        drift_args.0.0.len()?,
+        points,
         &calibration_args,
         &drift_args,
         &stats,
-        labelfree::drift_shift_likelihoods,
+        move |cal, drift, chunks| labelfree::drift_likelihoods(cal, drift, chunks, effect),
     )
 }
 

@@ -38,7 +38,7 @@ mod _core {
     use super::ensemble::{ensemble_statistic_names, ensemble_stats};
     #[pymodule_export]
     use super::labelfree::{
-        labelfree_chunk_stats, labelfree_drift_shift, labelfree_drift_shift_likelihood,
+        labelfree_chunk_stats, labelfree_drift_likelihood, labelfree_drift_shift,
         labelfree_estimate, labelfree_estimate_multiclass, labelfree_fit, labelfree_fit_counts,
     };
     #[pymodule_export]

@@ -42,19 +42,21 @@ from probeval._util.equality import ValueEquality
 
 __all__ = [
     "DRIFT_PER_SHIFT",
+    "TILT_NOT_MOVED",
     "UNSEEN_DRIFT",
     "Drift",
     "learn_drift",
     "learn_drifts",
     "merge_periods",
     "period_sums",
-    "production_shift_priors",
+    "production_priors",
     "score_shift_distance",
     "shift_diagnostic",
     "shift_spread",
     "spread_bin_sd",
     "spread_shift_priors",
     "widen_shift",
+    "widen_tilt",
 ]
 
 #: Points of the shift and tilt grids (equally spaced; the core smooths each over its step).
@@ -112,11 +114,24 @@ _MIN_HALF = 1e-4
 #: points, so that the labels can show a production that moved further than the reference did.
 _PRODUCTION_HALF = 1.25
 _PRODUCTION_GRID = 241
+#: The same for the tilt b (a change of 1 doubles or cancels how far apart the bins' logits
+#: are). 41 points: 81 gave the same errors (within 0.0001) at 1.7 times the cost of an
+#: estimate with labels (employment, 41 chunks, 10,000 draws: 1.45 s against 0.85 s; 0.80 s
+#: before the tilt was learned).
+_PRODUCTION_TILT_HALF = 1.0
+_PRODUCTION_TILT_GRID = 41
 #: Grids of the production movement: the share ε of chunks that moved beyond the reference's
 #: period-to-period drift (uniform prior), where they moved to (μ, prior N(0, 0.5²)) and how
 #: far apart they are (sd s, uniform on the log scale).
 _MOVED_SHARE = np.linspace(0.0, 1.0, 21)
 _NOT_MOVED = 0.5
+#: The same model for the tilt b, with prior mass 0.9 on "no chunk's tilt moved". Labels then
+#: show a calibration that flattened (NannyML's card tiers after their concept shift, 20% of
+#: rows labelled: one-vs-rest ROC AUC error .0448 -> .0090, coverage 0 -> 0.83), while on
+#: simulated streams whose tilt never moves (5% labelled) the errors grow by at most 0.0007
+#: (stable stream F1 .0057 -> .0062, AUC .0050 -> .0054). With 0.5, as for the shift, the card
+#: tiers gained the same and the stable stream lost twice as much (F1 .0064, AUC .0058).
+TILT_NOT_MOVED = 0.9
 _MOVED_MEAN = np.linspace(-1.0, 1.0, 41)
 _MOVED_MEAN_PRIOR_SD = 0.5
 _MOVED_SD = np.geomspace(0.02, 0.5, 9)
@@ -147,15 +162,19 @@ class Drift(ValueEquality):
         self,
         chunk_shift_prior: np.ndarray | None = None,
         chunk_bin_sd: np.ndarray | None = None,
+        chunk_tilt_prior: np.ndarray | None = None,
     ) -> tuple[Any, ...]:
         """The drift as ``_core`` takes it; ``chunk_shift_prior`` (chunks, shift points): each
-        chunk's own prior log-density of its shift (:func:`production_shift_priors`);
+        chunk's own prior log-density of its shift (:func:`production_priors`);
         ``chunk_bin_sd`` (chunks,): each chunk's sd of the bins' own deviations, in place of
-        ``bin_sd``."""
+        ``bin_sd``; ``chunk_tilt_prior`` (chunks, tilt points): as the shift's, for the
+        tilt."""
         if chunk_shift_prior is None:
             chunk_shift_prior = np.zeros((0, self.shift.shape[0]))
         if chunk_bin_sd is None:
             chunk_bin_sd = np.zeros(0)
+        if chunk_tilt_prior is None:
+            chunk_tilt_prior = np.zeros((0, self.tilt.shape[0]))
         return (
             (self.shift, self.shift_log_prior),
             (self.tilt, self.tilt_log_prior),
@@ -166,6 +185,7 @@ class Drift(ValueEquality):
             self.ref_mean,
             np.ascontiguousarray(chunk_shift_prior, dtype=np.float64),
             np.ascontiguousarray(chunk_bin_sd, dtype=np.float64),
+            np.ascontiguousarray(chunk_tilt_prior, dtype=np.float64),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -559,39 +579,65 @@ def spread_shift_priors(
     return out
 
 
-def widen_shift(drift: Drift, half: float = _PRODUCTION_HALF) -> Drift:
-    """The drift with its shift grid widened to at least ±``half`` (default
-    ``_PRODUCTION_HALF``) on ``_PRODUCTION_GRID`` points, each old point's prior mass split
-    between its two nearest new points (which keeps its mean)."""
-    half = max(float(np.abs(drift.shift).max()), half, _PRODUCTION_HALF)
-    grid = np.linspace(-half, half, _PRODUCTION_GRID)
-    mass = np.exp(drift.shift_log_prior - drift.shift_log_prior.max())
-    position = (drift.shift - grid[0]) / (grid[1] - grid[0])
+def _widen(
+    values: np.ndarray, log_prior: np.ndarray, half: float, points: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """An effect's grid widened to at least ±``half`` on ``points`` points, each old point's
+    prior mass split between its two nearest new points (which keeps its mean)."""
+    half = max(float(np.abs(values).max()), half)
+    grid = np.linspace(-half, half, points)
+    mass = np.exp(log_prior - log_prior.max())
+    position = (values - grid[0]) / (grid[1] - grid[0])
     low = np.clip(np.floor(position).astype(np.int64), 0, grid.shape[0] - 2)
     upper = np.clip(position - low, 0.0, 1.0)
     new = np.bincount(low, mass * (1.0 - upper), grid.shape[0])
     new += np.bincount(low + 1, mass * upper, grid.shape[0])
     with np.errstate(divide="ignore"):
-        log_prior = np.log(new / new.max())
+        widened = np.log(new / new.max())
+    return grid, widened
+
+
+def widen_shift(drift: Drift, half: float = _PRODUCTION_HALF) -> Drift:
+    """The drift with its shift grid widened to at least ±``half`` (and ±``_PRODUCTION_HALF``)
+    on ``_PRODUCTION_GRID`` points (:func:`_widen`)."""
+    grid, log_prior = _widen(
+        drift.shift, drift.shift_log_prior, max(half, _PRODUCTION_HALF), _PRODUCTION_GRID
+    )
     return replace(drift, shift=grid, shift_log_prior=log_prior)
 
 
-def production_shift_priors(
-    shift: np.ndarray, log_prior: np.ndarray, log_likelihood: np.ndarray, labelled: np.ndarray
+def widen_tilt(drift: Drift) -> Drift:
+    """The drift with its tilt grid widened to at least ±``_PRODUCTION_TILT_HALF`` on
+    ``_PRODUCTION_TILT_GRID`` points (:func:`_widen`): room for labels to show production's
+    calibration flattening or steepening further than the reference's periods did."""
+    grid, log_prior = _widen(
+        drift.tilt, drift.tilt_log_prior, _PRODUCTION_TILT_HALF, _PRODUCTION_TILT_GRID
+    )
+    return replace(drift, tilt=grid, tilt_log_prior=log_prior)
+
+
+def production_priors(
+    shift: np.ndarray,
+    log_prior: np.ndarray,
+    log_likelihood: np.ndarray,
+    labelled: np.ndarray,
+    not_moved: float = _NOT_MOVED,
 ) -> np.ndarray:
     """Per chunk, the prior log-density of its shift a (on the grid ``shift``) given the labels
-    that arrived in the *other* chunks.
+    that arrived in the *other* chunks; the same for its tilt b (the tilt's grid, prior and
+    likelihood in place of the shift's).
 
     The reference's periods say how a new period moves (``log_prior``, G). Production can move
     further: a share ε of its chunks follows N(μ, s²) instead of G,
 
         a_c ~ (1 - ε) G + ε N(μ, s²),
 
-    with (ε, μ, s) on grids (priors in the module's constants). Without labels nothing tells ε
-    from 0, and the estimate is the reference's; labels that arrived show whether (and where)
-    production moved. ``log_likelihood`` (chunks, G) is ln P(chunk's labels | a) from the core,
-    ``labelled`` marks the chunks that have labels. A labelled chunk's prior leaves its own
-    labels out (the core adds them), the others use all labels."""
+    with (ε, μ, s) on grids (priors in the module's constants; ``not_moved`` the prior mass on
+    ε = 0). Without labels nothing tells ε from 0, and the estimate is the reference's; labels
+    that arrived show whether (and where) production moved. ``log_likelihood`` (chunks, G) is
+    ln P(chunk's labels | a) from the core, ``labelled`` marks the chunks that have labels. A
+    labelled chunk's prior leaves its own labels out (the core adds them), the others use all
+    labels."""
     step = float(shift[1] - shift[0])
     g = np.exp(log_prior - log_prior.max())
     g /= g.sum()
@@ -600,8 +646,8 @@ def production_shift_priors(
     slab = np.exp(-0.5 * ((shift[None, :] - mean[:, None]) / width[:, None]) ** 2)
     slab /= slab.sum(axis=1, keepdims=True)
     eps = _MOVED_SHARE[:, None]
-    share_prior = np.full(eps.shape[0], (1.0 - _NOT_MOVED) / (eps.shape[0] - 1))
-    share_prior[0] = _NOT_MOVED
+    share_prior = np.full(eps.shape[0], (1.0 - not_moved) / (eps.shape[0] - 1))
+    share_prior[0] = not_moved
     hyper_prior = np.log(share_prior)[:, None] - 0.5 * (mean / _MOVED_MEAN_PRIOR_SD) ** 2
     loglik = log_likelihood[labelled]
     likelihood = np.exp(loglik - loglik.max(axis=1, keepdims=True))
