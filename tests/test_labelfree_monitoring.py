@@ -612,6 +612,35 @@ def test_unseen_drift_adds_its_variance_to_the_shift_prior(sd: float) -> None:
         assert variances[0.0] < 0.02**2
 
 
+@given(
+    half=st.floats(0.01, 3.0),
+    points=st.integers(2, 60),
+    centre=st.floats(-0.5, 0.5),
+    sd=st.floats(0.001, 1.0),
+    target=st.floats(0.1, 4.0),
+)
+def test_widened_grids_keep_the_prior_mass_and_mean(
+    half: float, points: int, centre: float, sd: float, target: float
+) -> None:
+    """An effect's grid widened for production (shift and tilt alike): it spans at least
+    ±``target`` and the old grid, and each old point's mass goes to its two nearest new points
+    in proportions that keep the prior's mean."""
+    from probeval.labelfree.drift import _widen
+
+    values = np.linspace(-half, half, points)
+    log_prior = -0.5 * ((values - centre) / sd) ** 2
+    grid, widened = _widen(values, log_prior, target, 41)
+    assert grid.shape == (41,)
+    assert widened.shape == (41,)
+    assert grid[-1] >= max(target, half) - 1e-12
+    assert grid[0] == -grid[-1]
+    old = np.exp(log_prior - log_prior.max())
+    old /= old.sum()
+    new = np.exp(widened - widened.max())
+    new /= new.sum()
+    assert np.isclose((new * grid).sum(), (old * values).sum(), atol=1e-9 * max(half, target))
+
+
 def test_score_shift_distance_against_its_formula() -> None:
     """The chi distance beyond the periods' spread, by hand: Pearson's X² of the chunk's bin
     counts against the reference shares (reference noise taken off by 1 + n / N), over the

@@ -1102,7 +1102,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         already (from the labels of the others: :func:`production_priors`), or when its
         scores moved further from the reference's than the reference's periods did from each
         other (spread by ``drift_per_shift`` per unit of that distance: :func:`shift_spread`);
-        such a chunk's bins also get a wider deviation of their own (:func:`spread_bin_sd`)."""
+        such a chunk's bins also get a wider deviation of their own (:func:`spread_bin_sd`).
+        With labels, a binary calibration's chunks get their own prior of the tilt as well
+        (:func:`production_priors`, :data:`TILT_NOT_MOVED`)."""
         if self.method == "pooled" or self.calibration == "perfect":
             return None
         if calibration is None or stats is None:
