@@ -438,6 +438,17 @@ impl Grid {
         Ok(())
     }
 
+    /// Chunk `chunk`'s row of `per_chunk` (chunks × points, checked by
+    /// [`Drift::check_chunks`]), or the grid's own prior when `per_chunk` is empty.
+    fn prior_of<'a>(&'a self, per_chunk: &'a [f64], chunk: usize) -> &'a [f64] {
+        if per_chunk.is_empty() {
+            &self.log_prior
+        } else {
+            let g = self.values.len();
+            &per_chunk[chunk * g..(chunk + 1) * g]
+        }
+    }
+
     /// The spacing (0 for a single point).
     fn step(&self) -> f64 {
         if self.values.len() > 1 {
@@ -530,22 +541,12 @@ impl Drift {
 
     /// The prior log-density of chunk `chunk`'s shift on the shift grid.
     fn shift_prior(&self, chunk: usize) -> &[f64] {
-        if self.chunk_shift_prior.is_empty() {
-            &self.shift.log_prior
-        } else {
-            let g = self.shift.values.len();
-            &self.chunk_shift_prior[chunk * g..(chunk + 1) * g]
-        }
+        self.shift.prior_of(&self.chunk_shift_prior, chunk)
     }
 
     /// The prior log-density of chunk `chunk`'s tilt on the tilt grid.
     fn tilt_prior(&self, chunk: usize) -> &[f64] {
-        if self.chunk_tilt_prior.is_empty() {
-            &self.tilt.log_prior
-        } else {
-            let g = self.tilt.values.len();
-            &self.chunk_tilt_prior[chunk * g..(chunk + 1) * g]
-        }
+        self.tilt.prior_of(&self.chunk_tilt_prior, chunk)
     }
 
     /// A chunk's model: per bin the logit offset and the logit standard deviation of its own
