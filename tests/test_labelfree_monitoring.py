@@ -263,6 +263,52 @@ def test_no_known_label_is_no_partial_labels() -> None:
             )
 
 
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_labels_replace_the_unseen_drift(kind: str) -> None:
+    """The unseen drift is a prior on how far production moved beyond the reference's periods;
+    once production rows have labels, they show it (the production model of
+    ``production_priors``) and ``unseen_drift`` no longer matters, while without labels it
+    widens the intervals. Multiclass: the confidence calibration and the one-vs-rest ones."""
+    rng = np.random.default_rng(5)
+    if kind == "binary":
+        stream = simulate("stable", rng, n_chunks=3)
+        ref_labels, ref_scores, scores, labels = (
+            stream.ref_labels,
+            stream.ref_scores,
+            stream.scores,
+            stream.labels,
+        )
+        metrics = list(METRICS)
+    else:
+        logits = rng.normal(0.0, 1.5, (24_000, 3))
+        probabilities = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        truth = (rng.random(24_000)[:, None] > probabilities.cumsum(axis=1)).sum(axis=1)
+        truth = np.minimum(truth, 2)
+        ref_labels, ref_scores = truth[:12_000], probabilities[:12_000]
+        scores, labels = probabilities[12_000:], truth[12_000:]
+        metrics = ["accuracy", "f1_macro", "roc_auc_macro"]
+    known = np.where(rng.random(labels.shape[0]) < 0.05, labels, np.nan)
+    width: dict[tuple[float, bool], float] = {}
+    draws: dict[tuple[float, bool], list[np.ndarray]] = {}
+    for unseen in (0.0, 1.0):
+        estimator = pe.LabelFreeEstimator(metrics=metrics, unseen_drift=unseen)
+        estimator.fit(ref_labels, ref_scores)
+        for labelled in (False, True):
+            result = estimator.estimate(
+                scores,
+                chunk_size=4_000,
+                rng=2,
+                n_samples=500,
+                partial_labels=known if labelled else None,
+            )
+            posts = [result.posterior(m, c) for m in metrics for c in range(3)]
+            draws[unseen, labelled] = [p.samples for p in posts]
+            width[unseen, labelled] = float(np.mean([np.diff(p.hdi(0.95)) for p in posts]))
+    for a, b in zip(draws[0.0, True], draws[1.0, True], strict=True):
+        assert np.array_equal(a, b)
+    assert width[1.0, False] > 1.1 * width[0.0, False], width
+
+
 @pytest.mark.parametrize("not_moved", [0.5, 0.9])
 def test_production_priors_match_a_brute_force_sum(not_moved: float) -> None:
     """Each chunk's shift (or tilt) prior against an explicit sum over every (ε, μ, s) of the

@@ -243,7 +243,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         one cross-section, or shuffled, shows no drift at all. Set 0 when the reference spans
         production's conditions: on a simulated stream that does not move, the default's
         accuracy, precision and recall intervals are 1.4-1.5 times as wide (coverage 0.99-1.00);
-        on real data that moved, 0 covers far less (ACS employment precision 0.76).
+        on real data that moved, 0 covers far less (ACS employment precision 0.76). Left out
+        once production rows have labels (``partial_labels``): they show how far production
+        moved.
     drift_per_shift : float
         Method "hierarchical": a further sd (logit) of a chunk's calibration shift per unit of
         how far its scores moved beyond anything the reference's periods showed (the chi
@@ -767,7 +769,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             alternative="ask for fewer n_samples, or fewer (larger) chunks",
         )
         if drift_model is None:
-            drift_model = self._drift_for(chunks)
+            drift_model = self._drift_for(chunks, _any_known(known))
         drift = self._drift_args(drift_model, calibration, stats)
         draws = _core.labelfree_estimate(
             calibration, stats, binary, options, n, derive(seed, 0), beta, zd, drift
@@ -869,7 +871,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             request=f"n_samples={n:,} for {len(specs)} metric(s) in {len(chunks):,} chunks",
             alternative="ask for fewer n_samples, or fewer (larger) chunks",
         )
-        drift_model = self._drift_for(chunks)
+        drift_model = self._drift_for(chunks, _any_known(known))
         drift = self._drift_args(drift_model, calibration, stats)
         draws = np.empty((len(chunks), 0, n))
         if confusion_specs:
@@ -891,7 +893,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if score_specs:
             per_class = np.empty((len(labels), len(chunks), n))
             prevalence = np.empty_like(per_class)
-            class_drifts = self._class_drifts(chunks)
+            class_drifts = self._class_drifts(chunks, _any_known(known))
             for c, one in enumerate(state["ovr"]):
                 part = None
                 if known is not None:
@@ -1041,15 +1043,16 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         )
         return {spec.name: (posts[spec.name].observed, posts[spec.name]) for spec in specs}
 
-    def _drift_for(self, chunks: list[Chunk]) -> Drift:
+    def _drift_for(self, chunks: list[Chunk], labelled: bool = False) -> Drift:
         """The drift between stretches of time the size of these chunks (median rows): the
-        declared periods' as they are; default blocks added up into that many rows each."""
+        declared periods' as they are; default blocks added up into that many rows each.
+        ``labelled``: some production rows have labels (:meth:`_unseen`)."""
         state = self._state()
         windows = self._drift_windows(chunks)
         # The unseen drift moves each class's rate at the same scores: a binary calibration's
         # shift, a multiclass model's one-vs-rest ones (_class_drifts), and its confidence
         # calibration by the part of the classes' moves that does not cancel out.
-        unseen = self.unseen_drift
+        unseen = self._unseen(labelled)
         if state["kind"] == "multiclass":
             unseen *= confidence_shift_scale(state["bins"])
         cache: dict[tuple[int | None, float], Drift] = state.setdefault("drift_cache", {})
@@ -1074,7 +1077,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         windows = round(float(sums[..., 0].sum()) / max(rows, 1.0))
         return int(min(max(windows, _MIN_WINDOWS), sums.shape[0]))
 
-    def _class_drifts(self, chunks: list[Chunk]) -> list[Drift]:
+    def _class_drifts(self, chunks: list[Chunk], labelled: bool = False) -> list[Drift]:
         """The drifts of a multiclass fit's one-vs-rest calibrations for these chunks, the sd of
         the bins' own deviations learned from all classes together (:func:`learn_drifts`)."""
         state = self._state()
@@ -1082,13 +1085,23 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         cache: dict[tuple[int | None, float], list[Drift]] = state.setdefault(
             "class_drift_cache", {}
         )
-        key = (windows, self.unseen_drift)
+        unseen = self._unseen(labelled)
+        key = (windows, unseen)
         if key not in cache:
             sums = [one._state()["period_sums"] for one in state["ovr"]]
             if windows is not None:
                 sums = [merge_periods(part, windows) for part in sums]
-            cache[key] = learn_drifts(sums, [1.0] * len(sums), self.unseen_drift)
+            cache[key] = learn_drifts(sums, [1.0] * len(sums), unseen)
         return cache[key]
+
+    def _unseen(self, labelled: bool) -> float:
+        """The unseen drift's sd: ``unseen_drift`` until production rows have labels. Then
+        the labels show how far production moved beyond the reference's periods (the moved
+        share of :func:`production_priors`), and a prior of that movement on top of it only
+        widens the intervals: with 5% of rows labelled, a simulated stream that does not move
+        covered 0.99 / 0.98 / 1.00 (accuracy, precision, recall) with it and 0.98 / 0.96 /
+        0.98 without, ACS employment's precision error fell from .0105 to .0100."""
+        return 0.0 if labelled else self.unseen_drift
 
     def _drift_args(
         self,
@@ -1626,6 +1639,11 @@ def has_missing(values: Any) -> bool:
     if hasattr(values, "to_numpy"):
         values = values.to_numpy(dtype=object)
     return first_missing(np.asarray(values)) is not None
+
+
+def _any_known(known: np.ndarray | None) -> bool:
+    """Whether partial labels (:func:`_known_labels`) give any row's label."""
+    return known is not None and not bool(np.isnan(known).all())
 
 
 def _known_labels(values: Any, labels: list[Any]) -> np.ndarray:
