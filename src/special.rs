@@ -14,6 +14,9 @@
 //! * every cdf value is returned with its complement computed without cancellation, so upper
 //!   tails are as accurate as lower ones.
 //!
+//! Also the Dirichlet-multinomial log-likelihood (the label-free multiclass model's error
+//! shares between periods), written with the same `ln B`.
+//!
 //! Degenerate parameters (a = 0 or b = 0: a point mass at 0 or 1) are handled by the callers in
 //! this module's public functions; Beta(0, 0) is rejected.
 
@@ -51,6 +54,74 @@ pub fn ln_gamma(x: f64) -> f64 {
     } else {
         libm::lgamma(x)
     }
+}
+
+/// ln P(`counts` | Dirichlet-multinomial(`alpha`)) less the multinomial coefficient (which does
+/// not depend on `alpha`): ln Γ(A) − ln Γ(n + A) + Σ [ln Γ(x + α) − ln Γ(α)], A = Σ α, n = Σ x,
+/// written with [`ln_beta`] (ln Γ(x + α) − ln Γ(α) = ln Γ(x) − ln B(α, x)) so that huge α lose
+/// no digits. A count where α = 0 has probability 0.
+pub fn dirichlet_multinomial_ln(counts: &[f64], alpha: &[f64]) -> f64 {
+    let (mut out, mut n, mut total) = (0.0, 0.0, 0.0);
+    for (&x, &a) in counts.iter().zip(alpha) {
+        if x > 0.0 {
+            if a <= 0.0 {
+                return f64::NEG_INFINITY;
+            }
+            out += ln_gamma(x) - ln_beta(a, x);
+            n += x;
+        }
+        total += a;
+    }
+    if n > 0.0 {
+        out += ln_beta(total, n) - ln_gamma(n);
+    }
+    out
+}
+
+/// For each precision A: Σ over cells of [`dirichlet_multinomial_ln`] of the cell's `k` counts
+/// under Dirichlet(A × the cell's `k` shares) — the log-likelihood of cells whose shares scatter
+/// around the given ones with precision A. Counts and shares are (cells × k) in C order,
+/// finite and >= 0; precisions finite and > 0.
+pub fn dirichlet_multinomial_ln_grid(
+    counts: &[f64],
+    shares: &[f64],
+    k: usize,
+    precisions: &[f64],
+) -> Result<Vec<f64>> {
+    if k == 0 || counts.len() != shares.len() || counts.len() % k != 0 {
+        return Err(Error::invalid(format!(
+            "counts and shares must both have k = {k} columns and the same rows, got {} and {} \
+             values",
+            counts.len(),
+            shares.len()
+        )));
+    }
+    if let Some(v) = counts
+        .iter()
+        .chain(shares)
+        .find(|v| !(v.is_finite() && **v >= 0.0))
+    {
+        return Err(Error::invalid(format!(
+            "counts and shares must be finite and >= 0, got {v}"
+        )));
+    }
+    if let Some(v) = precisions.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
+        return Err(Error::invalid(format!(
+            "precisions must be finite and > 0, got {v}"
+        )));
+    }
+    crate::parallel::map(precisions.len(), |i| {
+        let a = precisions[i];
+        let mut alpha = vec![0.0; k];
+        let mut sum = 0.0;
+        for (cell, share) in counts.chunks_exact(k).zip(shares.chunks_exact(k)) {
+            for (slot, &m) in alpha.iter_mut().zip(share) {
+                *slot = a * m;
+            }
+            sum += dirichlet_multinomial_ln(cell, &alpha);
+        }
+        Ok(sum)
+    })
 }
 
 /// ln B(a, b) for a, b > 0, accurate for arbitrarily large arguments.
@@ -1149,6 +1220,56 @@ mod tests {
     thread_local! {
         /// Incomplete-beta evaluations on this thread: the cost of the exact functions.
         pub(super) static CDF_EVALUATIONS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// The Dirichlet-multinomial against its definition as ln Γ sums (libm), small and huge α,
+    /// and the two limits: A → ∞ gives the multinomial Σ x ln m, a count where α = 0 is
+    /// impossible. The grid sums cells and rejects malformed input.
+    #[test]
+    fn dirichlet_multinomial_matches_its_definition() {
+        let direct = |x: &[f64], a: &[f64]| {
+            let (n, total): (f64, f64) = (x.iter().sum(), a.iter().sum());
+            let mut v = libm::lgamma(total) - libm::lgamma(n + total);
+            for (&xi, &ai) in x.iter().zip(a) {
+                v += libm::lgamma(xi + ai) - libm::lgamma(ai);
+            }
+            v
+        };
+        for (x, a) in [
+            (vec![3.0, 0.0, 7.0], vec![0.4, 1.2, 2.5]),
+            (vec![120.0, 40.0, 1.0], vec![30.0, 9.5, 0.25]),
+            (vec![0.0, 0.0, 0.0], vec![1.0, 1.0, 1.0]),
+        ] {
+            let got = dirichlet_multinomial_ln(&x, &a);
+            assert!((got - direct(&x, &a)).abs() < 1e-9 * direct(&x, &a).abs().max(1.0));
+        }
+        let (x, m) = ([5.0, 2.0, 0.0], [0.6, 0.3, 0.1]);
+        let big: Vec<f64> = m.iter().map(|v| v * 1e12).collect();
+        let multinomial: f64 = x.iter().zip(&m).map(|(xi, mi)| xi * mi.ln()).sum();
+        let coefficient = libm::lgamma(8.0) - libm::lgamma(6.0) - libm::lgamma(3.0);
+        let got = dirichlet_multinomial_ln(&x, &big) + coefficient;
+        assert!(
+            (got - (multinomial + coefficient)).abs() < 1e-6,
+            "{got} {multinomial}"
+        );
+        assert_eq!(
+            dirichlet_multinomial_ln(&[1.0, 2.0], &[0.0, 1.0]),
+            f64::NEG_INFINITY
+        );
+        let counts = [3.0, 0.0, 7.0, 120.0, 40.0, 1.0];
+        let shares = [0.2, 0.3, 0.5, 0.7, 0.2, 0.1];
+        let grid = dirichlet_multinomial_ln_grid(&counts, &shares, 3, &[2.0, 50.0]).unwrap();
+        for (value, a) in grid.iter().zip([2.0, 50.0]) {
+            let alpha: Vec<f64> = shares.iter().map(|m| a * m).collect();
+            let expected = dirichlet_multinomial_ln(&counts[..3], &alpha[..3])
+                + dirichlet_multinomial_ln(&counts[3..], &alpha[3..]);
+            assert_eq!(*value, expected);
+        }
+        assert!(dirichlet_multinomial_ln_grid(&counts, &shares, 4, &[1.0]).is_err());
+        assert!(dirichlet_multinomial_ln_grid(&counts, &shares[..3], 3, &[1.0]).is_err());
+        assert!(dirichlet_multinomial_ln_grid(&[-1.0, 1.0], &[0.5, 0.5], 2, &[1.0]).is_err());
+        assert!(dirichlet_multinomial_ln_grid(&counts, &shares, 3, &[0.0]).is_err());
+        assert!(dirichlet_multinomial_ln_grid(&counts, &shares, 0, &[1.0]).is_err());
     }
 
     /// `f()` and the number of incomplete-beta evaluations it made.

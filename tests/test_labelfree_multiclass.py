@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from sklearn.metrics import f1_score
 
 import probeval as pe
-from probeval.labelfree.multiclass import fit_bins, pseudo_scores
+from probeval import _core
+from probeval.labelfree.multiclass import (
+    drifting_error_alpha,
+    error_share_spread,
+    fit_bins,
+    pseudo_scores,
+)
 from tests._monitoring import expected_metrics, score_orders
 
 
@@ -259,6 +265,100 @@ def test_save_and_load_give_identical_estimates(tmp_path: Any) -> None:
     broken = {**estimator.to_dict(), "error_alpha": [[1.0, 2.0]]}
     with pytest.raises(ValueError, match="error_alpha"):
         pe.LabelFreeEstimator.from_dict(broken)
+    negative = -np.asarray(estimator.to_dict()["period_errors"]) - 1.0
+    for bad in ([[[1.0]]], negative.tolist()):
+        with pytest.raises(ValueError, match="period_errors"):
+            pe.LabelFreeEstimator.from_dict({**estimator.to_dict(), "period_errors": bad})
+    # Saved before the error shares' movement was kept: the reference's shares, as then.
+    old = {**estimator.to_dict(), "period_errors": None}
+    del old["period_errors"]
+    assert pe.LabelFreeEstimator.from_dict(old).estimate(s, rng=9, n_samples=100, n_chunks=2)
+
+
+def test_dirichlet_multinomial_matches_scipy() -> None:
+    """The core's log-likelihood of cells of counts under Dirichlet(A m) shares, plus the
+    multinomial coefficients it leaves out, is scipy's Dirichlet-multinomial log-pmf summed
+    over the cells; a share of 0 with no count in it is left out. Bad input is a ValueError."""
+    from scipy import stats
+    from scipy.special import gammaln
+
+    rng = np.random.default_rng(3)
+    counts = rng.integers(0, 40, (12, 4)).astype(np.float64)
+    counts[:, 2] = 0.0
+    shares = rng.dirichlet(np.ones(4), 12)
+    shares[:, 2] = 0.0
+    shares /= shares.sum(axis=1, keepdims=True)
+    precisions = np.array([0.7, 5.0, 80.0, 3_000.0])
+    got = _core.dirichlet_multinomial_log_likelihood(counts, shares, precisions)
+    n = counts.sum(axis=1)
+    coefficient = (gammaln(n + 1) - gammaln(counts + 1).sum(axis=1)).sum()
+    keep = [0, 1, 3]
+    for value, a in zip(got, precisions, strict=True):
+        expected = sum(
+            stats.dirichlet_multinomial.logpmf(row[keep], a * m[keep], int(total))
+            for row, m, total in zip(counts, shares, n, strict=True)
+        )
+        assert value + coefficient == pytest.approx(expected, rel=1e-10, abs=1e-8)
+    with pytest.raises(ValueError, match="same shape"):
+        _core.dirichlet_multinomial_log_likelihood(counts, shares[:, :3], precisions)
+    with pytest.raises(ValueError, match="precisions"):
+        _core.dirichlet_multinomial_log_likelihood(counts, shares, np.array([0.0]))
+    with pytest.raises(ValueError, match="finite"):
+        _core.dirichlet_multinomial_log_likelihood(-counts, shares, precisions)
+
+
+def test_error_share_spread_recovers_the_periods_movement() -> None:
+    """Periods whose error shares in each bin are drawn from Dirichlet(A m): E[1 / (A + 1)]
+    lands near the truth for A = 10 and 40, and near 0 for shares that never move (plain
+    multinomial periods); too few periods give 0. The widened Dirichlet keeps each bin's mean
+    and has the variance m(1 - m) (1 / (N + 1) + v)."""
+    rng = np.random.default_rng(8)
+    periods, bins, k = 12, 20, 3
+    m = rng.dirichlet(np.full(k, 4.0), bins)
+    alpha = m * 5_000.0
+    for a in (10.0, 40.0, None):
+        counts = np.empty((periods, bins, k))
+        for p in range(periods):
+            for b in range(bins):
+                shares = m[b] if a is None else rng.dirichlet(a * m[b])
+                counts[p, b] = rng.multinomial(400, shares)
+        v = error_share_spread(counts, alpha)
+        if a is None:
+            assert v < 0.002, v
+        else:
+            assert 0.7 / (a + 1) < v < 1.4 / (a + 1), (a, v)
+    assert error_share_spread(counts[:2], alpha) == 0.0
+    widened = drifting_error_alpha(alpha, 0.05)
+    total = widened.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(widened / total, m)
+    variance = widened / total * (1 - widened / total) / (total + 1)
+    np.testing.assert_allclose(variance, m * (1 - m) * (1 / 5_001.0 + 0.05))
+    assert drifting_error_alpha(alpha, 0.0) is alpha
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    periods=st.integers(0, 6),
+    bins=st.integers(1, 4),
+    k=st.integers(3, 5),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_error_share_spread_property(periods: int, bins: int, k: int, seed: int) -> None:
+    """Any counts (zeros, empty periods, a class never an error) give a finite v in [0, 1/2]
+    and a widened Dirichlet with the same shares."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 30, (periods, bins, k)).astype(np.float64) * rng.integers(0, 2)
+    alpha = rng.integers(0, 50, (bins, k)).astype(np.float64) + 0.5 * rng.random((bins, k))
+    alpha[:, 0] = 0.0
+    counts[..., 0] = 0.0
+    v = error_share_spread(counts, alpha)
+    assert 0.0 <= v <= 0.5
+    widened = drifting_error_alpha(alpha, v)
+    assert np.all(np.isfinite(widened))
+    assert np.all(widened >= 0)
+    np.testing.assert_allclose(
+        widened / widened.sum(axis=1, keepdims=True), alpha / alpha.sum(axis=1, keepdims=True)
+    )
 
 
 def test_data_frame_score_columns() -> None:

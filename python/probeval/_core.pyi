@@ -32,6 +32,7 @@ __all__ = [
     "csv_header",
     "derive_seed",
     "dirichlet_draws",
+    "dirichlet_multinomial_log_likelihood",
     "ensemble_statistic_names",
     "ensemble_stats",
     "equal_frequency_bins",
@@ -91,6 +92,11 @@ def binary_metric_draws(
 def beta_draws(a: float, b: float, n_samples: int, seed: int) -> npt.NDArray[np.float64]: ...
 def dirichlet_draws(
     alpha: npt.NDArray[np.float64], n_samples: int, seed: int
+) -> npt.NDArray[np.float64]: ...
+def dirichlet_multinomial_log_likelihood(
+    counts: npt.NDArray[np.float64],
+    shares: npt.NDArray[np.float64],
+    precisions: npt.NDArray[np.float64],
 ) -> npt.NDArray[np.float64]: ...
 def beta_cdf(x: npt.NDArray[np.float64], a: float, b: float) -> npt.NDArray[np.float64]: ...
 def beta_sf(x: npt.NDArray[np.float64], a: float, b: float) -> npt.NDArray[np.float64]: ...

@@ -3,7 +3,7 @@
 
 use super::convert::{flat, map_values, run, shaped};
 use crate::{f1, posterior, rng, special, summary};
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 /// Seed of sub-task `key` of the task seeded with `seed` (hierarchical stream splitting).
@@ -36,6 +36,30 @@ pub(super) fn dirichlet_draws<'py>(
     let alpha = flat(&alpha);
     let out = run(py, || posterior::dirichlet_draws(&alpha, n_samples, seed))?;
     shaped(py, out, [n_samples, alpha.len()])
+}
+
+/// Log-likelihood of (cells, K) `counts` whose shares scatter around the (cells, K) `shares` as
+/// Dirichlet(A × shares), for each precision A (the multinomial coefficients left out).
+#[pyfunction]
+pub(super) fn dirichlet_multinomial_log_likelihood<'py>(
+    py: Python<'py>,
+    counts: PyReadonlyArray2<'py, f64>,
+    shares: PyReadonlyArray2<'py, f64>,
+    precisions: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let k = counts.shape()[1];
+    if shares.shape() != counts.shape() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "counts and shares must have the same shape, got {:?} and {:?}",
+            counts.shape(),
+            shares.shape()
+        )));
+    }
+    let (counts, shares, precisions) = (flat(&counts), flat(&shares), flat(&precisions));
+    let out = run(py, || {
+        special::dirichlet_multinomial_ln_grid(&counts, &shares, k, &precisions)
+    })?;
+    Ok(PyArray1::from_vec(py, out))
 }
 
 /// `f` of each element of `x`, elementwise and in parallel for long inputs.

@@ -31,8 +31,9 @@ mod _core {
     #[pymodule_export]
     use super::distributions::{
         beta_cdf, beta_draws, beta_eti, beta_hdi, beta_isf, beta_mode, beta_pdf, beta_ppf, beta_sf,
-        derive_seed, dirichlet_draws, f1_hdi, f1_mean_var, f1_mode, linear_binning, sample_eti,
-        sample_hdi, sample_moments, sample_quantiles, sample_summary,
+        derive_seed, dirichlet_draws, dirichlet_multinomial_log_likelihood, f1_hdi, f1_mean_var,
+        f1_mode, linear_binning, sample_eti, sample_hdi, sample_moments, sample_quantiles,
+        sample_summary,
     };
     #[pymodule_export]
     use super::ensemble::{ensemble_statistic_names, ensemble_stats};

@@ -42,6 +42,7 @@ from probeval._util.equality import ValueEquality
 
 __all__ = [
     "DRIFT_PER_SHIFT",
+    "STILL_PRIOR",
     "TILT_NOT_MOVED",
     "UNSEEN_DRIFT",
     "Drift",
@@ -73,7 +74,7 @@ _TAU_MAX = 2.0
 #: (30 binary streams x 12 chunks per failure mode, 120 multiclass replications): 0.2 left a
 #: stable multiclass stream's population intervals at 0.98-0.99; 0.5 took the binary drift +
 #: within-bin shift + ties stream's accuracy and recall to 0.91; 1/3 keeps both in 0.92-0.98.
-_STABLE = 1.0 / 3.0
+STILL_PRIOR = 1.0 / 3.0
 #: Default sd (logit) of the shift between the reference and production that the reference's
 #: own periods cannot show. A bin's positive rate moving 1-2 points between the reference year and
 #: later ones is ordinary (0.04-0.08 logit at a rate of 50%): on ACS employment data (reference
@@ -280,11 +281,11 @@ def _tau_posterior(shift: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray, np
         + np.log(w.sum(axis=1))
         + (w * (shift[None, :] - mean[:, None]) ** 2).sum(axis=1)
     )
-    # Prior: mass _STABLE on τ = 0 (no movement between periods, an ordinary hypothesis
+    # Prior: mass STILL_PRIOR on τ = 0 (no movement between periods, an ordinary hypothesis
     # for a stable process), the rest uniform on (0, τ_max]. Without the point mass, a
     # stable reference still leaves τ a posterior away from 0 and every interval too wide.
-    prior = np.full(tau.shape[0], (1 - _STABLE) / (tau.shape[0] - 1))
-    prior[0] = _STABLE
+    prior = np.full(tau.shape[0], (1 - STILL_PRIOR) / (tau.shape[0] - 1))
+    prior[0] = STILL_PRIOR
     weight = prior * np.exp(log_lik - log_lik.max())
     return tau, weight / weight.sum()
 
@@ -423,7 +424,7 @@ def _bin_sd(statistic: float, weights: np.ndarray, dof: int) -> float:
     """The bins' own logit sd s from the periods' Pearson statistic Σ z² (``statistic``, with
     ``dof`` degrees of freedom over cells of binomial weights n p (1 - p)): each cell's z² is
     about (1 + s² w) χ²₁, so the statistic has mean and variance ``dof``/cells times Σ (1 + s² w)
-    and 2 Σ (1 + s² w)². Posterior of v = s² on a grid, prior ``_STABLE`` on v = 0 (like τ's)
+    and 2 Σ (1 + s² w)². Posterior of v = s² on a grid, prior ``STILL_PRIOR`` on v = 0 (like τ's)
     and the rest uniform; returns √E[v]. The moment estimate max(0, ·) it replaces was about as
     often above 0 as not on a reference that never moved (s up to 0.1 with 5 windows), and
     every bin then drew its own deviation."""
@@ -435,8 +436,8 @@ def _bin_sd(statistic: float, weights: np.ndarray, dof: int) -> float:
     mean = share * scaled.sum(axis=1)
     var = 2.0 * share * (scaled**2).sum(axis=1)
     log_lik = -0.5 * (np.log(var) + (statistic - mean) ** 2 / var)
-    prior = np.full(v.shape[0], (1 - _STABLE) / (v.shape[0] - 1))
-    prior[0] = _STABLE
+    prior = np.full(v.shape[0], (1 - STILL_PRIOR) / (v.shape[0] - 1))
+    prior[0] = STILL_PRIOR
     weight = prior * np.exp(log_lik - log_lik.max())
     return math.sqrt(float((weight * v).sum() / weight.sum()))
 

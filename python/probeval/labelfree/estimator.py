@@ -103,8 +103,11 @@ from probeval.labelfree.multiclass import (
     combine_auc,
     confidence_shift_scale,
     couple,
+    drifting_error_alpha,
+    error_share_spread,
     fit_bins,
     known_errors,
+    period_errors,
     pseudo_scores,
 )
 from probeval.labels.confusion import ConfusionMatrix
@@ -512,6 +515,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         period, n_periods = _periods(periods, matrix.shape[0])
         right_f = right.astype(np.float64)
         sums = period_sums(bins.edges, u, right_f, 1.0 - right_f, period, n_periods)
+        errors = period_errors(bins, u, codes, right, period, n_periods)
         ovr = []
         if any(spec.kernel == "scores" for spec in specs):
             for c in range(k):
@@ -526,7 +530,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 ovr.append(one.fit(codes == c, matrix[:, c], periods=periods))
         confusion = _class_confusion(codes, np.argmax(matrix, axis=1), classes)
         self._fitted = self._multiclass_state(
-            list(classes), specs, bins, confusion, sums, periods is not None, ovr
+            list(classes), specs, bins, confusion, sums, periods is not None, ovr, errors
         )
         self._fitted["auc_correlation"] = auc_correlation(codes, matrix)
         return self
@@ -540,7 +544,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         sums: np.ndarray,
         declared: bool,
         ovr: list[LabelFreeEstimator],
+        errors: np.ndarray | None,
     ) -> dict[str, Any]:
+        """``errors``: the reference's wrong predictions per period, bin and true class
+        (:func:`period_errors`; None in a fit saved before they were kept)."""
         scale = len(labels) - 1.0
         return {
             "kind": "multiclass",
@@ -557,6 +564,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "periods_declared": declared,
             "score_scale": scale,
             "ovr": ovr,
+            "period_errors": errors,
         }
 
     @property
@@ -879,7 +887,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 calibration,
                 stats,
                 bins.predicted.tolist(),
-                bins.error_alpha,
+                self._error_alpha(chunks),
                 table,
                 [spec.core_spec() for spec in confusion_specs],
                 target,
@@ -1093,6 +1101,22 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 sums = [merge_periods(part, windows) for part in sums]
             cache[key] = learn_drifts(sums, [1.0] * len(sums), unseen)
         return cache[key]
+
+    def _error_alpha(self, chunks: list[Chunk]) -> np.ndarray:
+        """A multiclass fit's Dirichlet of each bin's error shares for these chunks: the
+        reference's, widened by how much the shares move between stretches of the reference
+        the size of the chunks (method "hierarchical"; :func:`error_share_spread`)."""
+        state = self._state()
+        bins: MulticlassBins = state["bins"]
+        errors = state["period_errors"]
+        if self.method == "pooled" or errors is None:
+            return bins.error_alpha
+        windows = self._drift_windows(chunks)
+        cache: dict[int | None, float] = state.setdefault("error_spread_cache", {})
+        if windows not in cache:
+            merged = errors if windows is None else merge_periods(errors, windows)
+            cache[windows] = error_share_spread(merged, bins.error_alpha)
+        return drifting_error_alpha(bins.error_alpha, cache[windows])
 
     def _unseen(self, labelled: bool) -> float:
         """The unseen drift's sd: ``unseen_drift`` until production rows have labels. Then
@@ -1492,6 +1516,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "periods_declared": bool(state["periods_declared"]),
             "one_vs_rest": [one.to_dict() for one in state["ovr"]],
             "auc_correlation": state["auc_correlation"].tolist(),
+            "period_errors": None
+            if state["period_errors"] is None
+            else state["period_errors"].tolist(),
         }
 
     @classmethod
@@ -1524,6 +1551,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             )
             declared = data["periods_declared"]
             ovr = [cls.from_dict(part) for part in data["one_vs_rest"]]
+            # Saved before the error shares' movement was learned: the reference's shares.
+            errors = data.get("period_errors")
+            if errors is not None:
+                errors = np.asarray(errors, dtype=np.float64)
         except KeyError as error:
             raise ValueError(f"the saved estimator lacks the key {error.args[0]!r}") from None
         except TypeError as error:
@@ -1548,6 +1579,14 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             raise ValueError(f"period_sums must be finite with shape (periods, {b}, 5)")
         if counts.shape != (k, k):
             raise ValueError(f"reference_confusion must be {k} x {k}, got shape {counts.shape}")
+        if errors is not None and (
+            errors.shape != (sums.shape[0], b, k)
+            or not np.all(np.isfinite(errors))
+            or np.any(errors < 0)
+        ):
+            raise ValueError(
+                f"period_errors must be finite and >= 0 with shape ({sums.shape[0]}, {b}, {k})"
+            )
         if not isinstance(declared, bool):
             raise ValueError(f"periods_declared must be true or false, got {declared!r}")
         if ovr and len(ovr) != k:
@@ -1571,6 +1610,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             sums,
             declared,
             ovr,
+            errors,
         )
         correlation = arrays["auc_correlation"]
         if np.any(np.abs(correlation) > 1) or not np.allclose(correlation, correlation.T):
