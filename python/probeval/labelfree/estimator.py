@@ -82,6 +82,7 @@ from probeval.labelfree.drift import (
     TILT_NOT_MOVED,
     UNSEEN_DRIFT,
     Drift,
+    finer_tilt,
     learn_drift,
     learn_drifts,
     merge_periods,
@@ -1161,27 +1162,27 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         # 20% labelled: MAE .0101 -> .0158) while the one-vs-rest tilts took the macro AUC's
         # from .0448 to .0090.
         learn = self._state()["kind"] != "multiclass"
-        if learn:
-            wide = widen_tilt(wide)
+        tilted = widen_tilt(wide) if learn else wide
         # The labels' likelihood of each chunk's shift keeps the reference's bin sd: with the
         # moved chunks' wider one (as in the draws) the benchmark's coverage and errors moved
         # by one chunk and 0.0001 either way, no better.
         log_likelihood = _core.labelfree_drift_likelihood(
-            calibration, wide.core_args(), stats, "shift"
+            calibration, tilted.core_args(), stats, "shift"
         )
-        priors = production_priors(wide.shift, wide.shift_log_prior, log_likelihood, labelled)
-        priors = spread_shift_priors(wide.shift, priors, spread)
+        priors = production_priors(tilted.shift, tilted.shift_log_prior, log_likelihood, labelled)
+        priors = spread_shift_priors(tilted.shift, priors, spread)
         if not learn:
-            return wide.core_args(priors, bin_sd)
+            return tilted.core_args(priors, bin_sd)
         # Then the tilt, the shift averaged over each chunk's prior of it: labels can show
         # production's calibration flattening (ranking worse) when the reference never did.
         log_likelihood = _core.labelfree_drift_likelihood(
-            calibration, wide.core_args(priors, bin_sd), stats, "tilt"
+            calibration, tilted.core_args(priors, bin_sd), stats, "tilt"
         )
+        fine, log_likelihood = finer_tilt(wide, tilted, log_likelihood)
         tilts = production_priors(
-            wide.tilt, wide.tilt_log_prior, log_likelihood, labelled, TILT_NOT_MOVED
+            fine.tilt, fine.tilt_log_prior, log_likelihood, labelled, TILT_NOT_MOVED
         )
-        return wide.core_args(priors, bin_sd, tilts)
+        return fine.core_args(priors, bin_sd, tilts)
 
     def _shift_spread(self, drift: Drift, counts: np.ndarray) -> np.ndarray:
         """Per chunk, the further sd (logit) of its calibration shift for how far its scores
