@@ -334,6 +334,11 @@ def test_error_share_spread_recovers_the_periods_movement() -> None:
     variance = widened / total * (1 - widened / total) / (total + 1)
     np.testing.assert_allclose(variance, m * (1 - m) * (1 / 5_001.0 + 0.05))
     assert drifting_error_alpha(alpha, 0.0) is alpha
+    # A bin lighter than the prior's own weight (a hand-made saved estimator) stays a valid
+    # Dirichlet: positive shares, the same mean.
+    light = drifting_error_alpha(np.array([[0.0, 0.05, 0.05]]), 0.2)
+    assert np.all(light[0, 1:] > 0)
+    np.testing.assert_allclose(light[0, 1:] / light.sum(), [0.5, 0.5])
 
 
 @settings(max_examples=40, deadline=None)

@@ -250,7 +250,11 @@ def drifting_error_alpha(alpha: np.ndarray, spread: float) -> np.ndarray:
     if spread <= 0:
         return alpha
     total = alpha.sum(axis=1, keepdims=True)
-    weight = 1.0 / (1.0 / (total + 1.0) + spread) - 1.0
+    # A Dirichlet's variance tops out at m(1 - m) (weight 0): a bin of weight below 1 (only a
+    # hand-made saved estimator has one) could ask for more. A floor of 1% of min(weight, 1)
+    # keeps every share positive; fitted bins (weight >= 1, spread < 0.49) never reach it.
+    floor = 0.01 * np.minimum(total, 1.0)
+    weight = np.maximum(1.0 / (1.0 / (total + 1.0) + spread) - 1.0, floor)
     out: np.ndarray = alpha * np.where(total > 0, weight / np.where(total > 0, total, 1.0), 1.0)
     return out
 
