@@ -389,6 +389,24 @@ pub struct Drift {
     /// `bin_sd`: a chunk whose scores moved beyond anything the reference showed can also move
     /// in the shape of its calibration, not only by a common shift. Empty: `bin_sd` for all.
     pub chunk_bin_sd: Vec<f64>,
+    /// A shift shared by the bins of each group (a multiclass model's predicted class), on top
+    /// of the common one; None: no groups.
+    pub class_shift: Option<ClassShift>,
+}
+
+/// A shift of the logit rate shared by the bins of a group, per chunk: bin i of group gᵢ moves
+/// by offsetᵢ + sd_gᵢ z_gᵢ, z ~ N(0, 1) per group and draw. A multiclass model's predicted
+/// classes each move by their own amount: whether a prediction of "late" is right moves with
+/// the season more than whether one of "on time" is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassShift {
+    /// Per bin, its group.
+    pub groups: Vec<usize>,
+    pub n_groups: usize,
+    /// Per chunk and bin (row-major), the mean offset (logit).
+    pub offset: Vec<f64>,
+    /// Per chunk and group (row-major), the sd (logit).
+    pub sd: Vec<f64>,
 }
 
 /// What a chunk's labels need from the drift model: per bin the logit offset and standard
@@ -500,6 +518,21 @@ impl Drift {
     /// Check the per-chunk shift priors and bin standard deviations against `n_chunks` chunks.
     pub fn check_chunks(&self, n_chunks: usize) -> Result<()> {
         self.check_chunk_bin_sd(n_chunks)?;
+        if let Some(class) = &self.class_shift {
+            let k = self.slope.len();
+            let valid = class.groups.len() == k
+                && class.groups.iter().all(|g| *g < class.n_groups)
+                && class.offset.len() == n_chunks * k
+                && class.sd.len() == n_chunks * class.n_groups
+                && class.offset.iter().all(|v| v.is_finite())
+                && class.sd.iter().all(|v| v.is_finite() && *v >= 0.0);
+            if !valid {
+                return Err(Error::invalid(
+                    "the class shift needs a group below n_groups per bin, a finite offset per \
+                     chunk and bin, and a finite sd >= 0 per chunk and group",
+                ));
+            }
+        }
         let valid = |priors: &[f64], g: usize| {
             priors.is_empty()
                 || (priors.len() == n_chunks * g
@@ -602,6 +635,14 @@ impl Drift {
         for (o, shift) in offset.iter_mut().zip(centre_shift) {
             *o += shift;
         }
+        if let Some(class) = &self.class_shift {
+            for (o, v) in offset
+                .iter_mut()
+                .zip(&class.offset[chunk * k..(chunk + 1) * k])
+            {
+                *o += v;
+            }
+        }
         let labelled = (0..k)
             .filter(|&i| stats.labelled_pos[i] + stats.labelled_neg[i] > 0.0)
             .collect();
@@ -661,9 +702,13 @@ impl Drift {
             cdf.push(total);
         }
         cdf.iter_mut().for_each(|c| *c /= total);
+        let class_sd = self.class_shift.as_ref().map_or_else(Vec::new, |class| {
+            class.sd[chunk * class.n_groups..(chunk + 1) * class.n_groups].to_vec()
+        });
         ChunkModel {
             offset: terms.offset,
             sd: terms.sd,
+            class_sd,
             cdf,
         }
     }
@@ -792,13 +837,16 @@ impl Drift {
     /// One draw of the chunk's positive rates under the drift model: the recalibration (a, b)
     /// from its grid posterior (smoothed within a grid step), then each bin's rate around
     /// logit⁻¹(ℓᵢ + offᵢ + a + b (ℓᵢ − ℓ̄)), updated by the bin's known labels. `rate` holds
-    /// the reference rates ℓᵢ = logit(rateᵢ) on entry.
+    /// the reference rates ℓᵢ = logit(rateᵢ) on entry. With a [`ClassShift`], each group's
+    /// shared shift is drawn too, from its own stream `class_s` (so that it leaves every other
+    /// draw as it was), into `class_z`, a buffer the caller keeps.
     fn drift_rates(
         &self,
         model: &ChunkModel,
         stats: &ChunkStats,
         s: &mut Sampler,
         rate: &mut [f64],
+        (class_s, class_z): (&mut Sampler, &mut Vec<f64>),
     ) {
         let gb = self.tilt.values.len();
         let u = s.uniform();
@@ -808,9 +856,22 @@ impl Drift {
             .min(model.cdf.len() - 1);
         let a = self.shift.draw(index / gb, s);
         let b = self.tilt.draw(index % gb, s);
+        class_z.clear();
+        // A group that does not move draws nothing: a zero class shift is no class shift.
+        class_z.extend(
+            model
+                .class_sd
+                .iter()
+                .map(|&sd| if sd > 0.0 { sd * class_s.normal() } else { 0.0 }),
+        );
+        let groups = self.class_shift.as_ref().map(|class| &class.groups);
         for (i, r) in rate.iter_mut().enumerate() {
             let centre = logit(r.clamp(1e-12, 1.0 - 1e-12));
-            let m = expit(centre + model.offset[i] + a + b * (centre - self.centre))
+            let class = match groups {
+                Some(groups) if !class_z.is_empty() => class_z[groups[i]],
+                _ => 0.0,
+            };
+            let m = expit(centre + model.offset[i] + a + b * (centre - self.centre) + class)
                 .clamp(1e-12, 1.0 - 1e-12);
             let sd = model.sd[i];
             *r = if sd > 0.0 {
@@ -858,10 +919,17 @@ impl Drift {
             binned_auc(&pm, &nm, concordance, false, s)
         };
         let (mut rates, mut mean) = (vec![0.0; k], vec![0.0; k]);
+        let (mut class_s, mut class_z) = (Sampler::new(stream(seed, 1)), Vec::new());
         let mut sum = 0.0;
         for _ in 0..draws {
             rates.copy_from_slice(&reference);
-            self.drift_rates(model, stats, &mut s, &mut rates);
+            self.drift_rates(
+                model,
+                stats,
+                &mut s,
+                &mut rates,
+                (&mut class_s, &mut class_z),
+            );
             for (m, r) in mean.iter_mut().zip(&rates) {
                 *m += r / draws as f64;
             }
@@ -917,6 +985,8 @@ pub fn drift_likelihoods(
 pub struct ChunkModel {
     pub offset: Vec<f64>,
     pub sd: Vec<f64>,
+    /// Per group, the sd of its shared shift (empty: none; see [`ClassShift`]).
+    pub class_sd: Vec<f64>,
     /// Cumulative posterior probabilities of the drift grid points.
     pub cdf: Vec<f64>,
 }
@@ -1298,11 +1368,16 @@ impl ErrorModel {
 }
 
 /// Per chunk, the Gamma laws of each bin's error classes (the reference's parameters plus the
-/// chunk's wrong predictions whose true class is known), and those known counts.
+/// chunk's wrong predictions whose true class is known), and those known counts; `tilt`: per
+/// class the mean and sd of the chunk's common tilt γ of the error shares (empty: none).
 struct ChunkErrors {
     shapes: Vec<Option<Gamma>>,
     known: Vec<f64>,
+    tilt: Vec<(f64, f64)>,
 }
+
+/// Largest |γ| a tilt draw takes (e^30 ≈ 1e13: one class takes a bin's whole error mass).
+const MAX_TILT: f64 = 30.0;
 
 struct MulticlassSink<'a> {
     errors: &'a ErrorModel,
@@ -1321,6 +1396,8 @@ struct MulticlassScratch {
     correct: Vec<f64>,
     share: Vec<f64>,
     counted: Vec<bool>,
+    /// e^γ of the draw's common tilt, per class.
+    tilt: Vec<f64>,
 }
 
 impl Sink for MulticlassSink<'_> {
@@ -1335,6 +1412,7 @@ impl Sink for MulticlassSink<'_> {
             correct: vec![0.0; k],
             share: vec![0.0; k],
             counted: vec![true; k],
+            tilt: vec![1.0; k],
         }
     }
 
@@ -1355,17 +1433,47 @@ impl Sink for MulticlassSink<'_> {
         let errors = &self.chunks[chunk];
         let m = &mut scratch.matrix;
         m.fill(0.0);
+        // The chunk's common tilt: every bin's error shares move towards the same classes.
+        for (w, &(mean, sd)) in scratch.tilt.iter_mut().zip(&errors.tilt) {
+            *w = (mean + sd * s.normal()).clamp(-MAX_TILT, MAX_TILT).exp();
+        }
         for (i, &c) in self.errors.predicted.iter().enumerate() {
             m[c * k + c] += masses.pos[i];
             let wrong = masses.neg[i];
             if wrong <= 0.0 {
                 continue;
             }
-            let shapes = &errors.shapes[i * k..(i + 1) * k];
             let mut total = 0.0;
-            for (share, shape) in scratch.share.iter_mut().zip(shapes) {
-                *share = shape.as_ref().map_or(0.0, |g| s.gamma(g));
-                total += *share;
+            if errors.tilt.is_empty() {
+                let shapes = &errors.shapes[i * k..(i + 1) * k];
+                for (share, shape) in scratch.share.iter_mut().zip(shapes) {
+                    *share = shape.as_ref().map_or(0.0, |g| s.gamma(g));
+                    total += *share;
+                }
+            } else {
+                // Dirichlet(A m̃ + known): the bin's reference shares m tilted by e^γ, at the
+                // same total weight A, plus the chunk's known wrong labels.
+                let alpha = &self.errors.alpha[i * k..(i + 1) * k];
+                let known = &errors.known[i * k..(i + 1) * k];
+                let (mut weight, mut tilted) = (0.0, 0.0);
+                for (j, (a, w)) in alpha.iter().zip(&scratch.tilt).enumerate() {
+                    if j != c {
+                        weight += a;
+                        tilted += a * w;
+                    }
+                }
+                for (j, share) in scratch.share.iter_mut().enumerate() {
+                    let shape = if j == c || tilted <= 0.0 {
+                        0.0
+                    } else {
+                        weight * alpha[j] * scratch.tilt[j] / tilted + known[j]
+                    };
+                    *share = match Gamma::new(shape) {
+                        Ok(g) if shape > 0.0 => s.gamma(&g),
+                        _ => 0.0,
+                    };
+                    total += *share;
+                }
             }
             if total <= 0.0 {
                 // Every share underflowed (tiny parameters): the wrong mass goes to the
@@ -1431,13 +1539,17 @@ impl Sink for MulticlassSink<'_> {
 /// drift model and the known labels work on correctness as they do on the binary label), and
 /// `errors` says how the wrong predictions of each bin spread over the true classes.
 /// `known_errors[c]` holds chunk c's known wrong predictions per bin and true class (bins × K;
-/// each bin's sum is its `labelled_neg`). Every class counts in macro averages.
+/// each bin's sum is its `labelled_neg`). `tilts[c]`, when given (else empty), holds chunk c's
+/// common tilt of the error shares: K means, then K sds, of a normal γ per class; each draw
+/// then draws γ and every bin's shares from Dirichlet(A m ∘ e^γ / Σ m e^γ + known), m and A the
+/// bin's reference shares and weight. Every class counts in macro averages.
 #[allow(clippy::too_many_arguments)]
 pub fn estimate_multiclass(
     cal: &Calibration,
     chunks: &[ChunkStats],
     errors: &ErrorModel,
     known_errors: &[Vec<f64>],
+    tilts: &[Vec<f64>],
     metrics: &[MulticlassMetric],
     settings: Settings,
     drift: Option<&Drift>,
@@ -1449,8 +1561,21 @@ pub fn estimate_multiclass(
     if known_errors.len() != chunks.len() {
         return Err(Error::invalid("known errors need one table per chunk"));
     }
+    let tilted = !tilts.is_empty();
+    if tilted
+        && (tilts.len() != chunks.len()
+            || tilts.iter().any(|t| {
+                t.len() != 2 * k
+                    || t.iter().any(|v| !v.is_finite())
+                    || t[k..].iter().any(|sd| *sd < 0.0)
+            }))
+    {
+        return Err(Error::invalid(
+            "the error shares' tilts need, per chunk, K finite means and K sds >= 0",
+        ));
+    }
     let mut prepared = Vec::with_capacity(chunks.len());
-    for (stats, known) in chunks.iter().zip(known_errors) {
+    for (index, (stats, known)) in chunks.iter().zip(known_errors).enumerate() {
         let consistent = known.len() == b * k
             && known.iter().all(|v| v.is_finite() && *v >= 0.0)
             && (0..b).all(|i| {
@@ -1474,9 +1599,16 @@ pub fn estimate_multiclass(
                 }
             })
             .collect::<Result<_>>()?;
+        let tilt = if tilted {
+            let t = &tilts[index];
+            t[..k].iter().copied().zip(t[k..].iter().copied()).collect()
+        } else {
+            Vec::new()
+        };
         prepared.push(ChunkErrors {
             shapes,
             known: known.clone(),
+            tilt,
         });
     }
     let sink = MulticlassSink {
@@ -1670,6 +1802,7 @@ impl Job<'_> {
             let (mut sw, mut sx, mut sn) =
                 (streams.sampler(0), streams.sampler(1), streams.sampler(2));
             let mut sd = streams.sampler(3);
+            let (mut class_s, mut class_z) = (streams.sampler(4), Vec::new());
             let mut scratch = sink.scratch();
             let first = streams.first_column();
             let (mut pm, mut nm) = (vec![0.0; k], vec![0.0; k]);
@@ -1689,7 +1822,13 @@ impl Job<'_> {
                     };
                 }
                 if let (Some(model), Some(drift)) = (&model, self.drift) {
-                    drift.drift_rates(model, stats, &mut sd, &mut rate);
+                    drift.drift_rates(
+                        model,
+                        stats,
+                        &mut sd,
+                        &mut rate,
+                        (&mut class_s, &mut class_z),
+                    );
                 }
                 // Positive and negative mass per bin: expected (population) or the drawn
                 // labels of these very rows plus the known ones (realized).
@@ -1836,6 +1975,7 @@ mod tests {
             chunk_shift_prior: Vec::new(),
             chunk_tilt_prior: Vec::new(),
             chunk_bin_sd: Vec::new(),
+            class_shift: None,
         };
         let (chunk_scores, chunk_labels) = calibrated(4_000, 6);
         let known: Vec<f64> = chunk_labels
@@ -2012,7 +2152,14 @@ mod tests {
         let n = 20_000;
         for _ in 0..n {
             let mut rates: Vec<f64> = (0..k).map(|i| cal.rate_mean(i, prior)).collect();
-            drift.drift_rates(&model, &bare, &mut s, &mut rates);
+            let mut class_s = Sampler::new(stream(9, 1));
+            drift.drift_rates(
+                &model,
+                &bare,
+                &mut s,
+                &mut rates,
+                (&mut class_s, &mut Vec::new()),
+            );
             mean.iter_mut()
                 .zip(&rates)
                 .for_each(|(m, r)| *m += r / n as f64);
@@ -2255,18 +2402,23 @@ mod tests {
         (cal, errors)
     }
 
+    /// A three-bin chunk of these row counts, nothing known.
+    fn unlabelled_chunk(counts: [f64; 3]) -> ChunkStats {
+        ChunkStats {
+            counts: counts.to_vec(),
+            mean_score: vec![0.2, 0.5, 0.9],
+            perfect_concordance: vec![0.5; 3],
+            labelled_pos: vec![0.0; 3],
+            labelled_neg: vec![0.0; 3],
+        }
+    }
+
     #[test]
     fn multiclass_estimate_counts_known_rows_and_ignores_thread_count() {
         let (cal, errors) = three_class_model();
         // Chunk 0: nothing known. Chunk 1: every row known (bin 0: 5 right, 2 wrong of class
         // 2; bin 1: 3 right, 1 wrong of class 0; bin 2: 4 right).
-        let open = ChunkStats {
-            counts: vec![7.0, 4.0, 4.0],
-            mean_score: vec![0.2, 0.5, 0.9],
-            perfect_concordance: vec![0.5; 3],
-            labelled_pos: vec![0.0; 3],
-            labelled_neg: vec![0.0; 3],
-        };
+        let open = unlabelled_chunk([7.0, 4.0, 4.0]);
         let known = ChunkStats {
             labelled_pos: vec![5.0, 3.0, 4.0],
             labelled_neg: vec![2.0, 1.0, 0.0],
@@ -2299,6 +2451,7 @@ mod tests {
                         &chunks,
                         &errors,
                         &known_errors,
+                        &[],
                         &metrics,
                         settings,
                         None,
@@ -2325,7 +2478,16 @@ mod tests {
         // Known errors that do not add up to the bins' known wrong rows are refused.
         let bad = vec![vec![0.0; 9], vec![0.0; 9]];
         let err = estimate_multiclass(
-            &cal, &chunks, &errors, &bad, &metrics, settings, None, 10, 1,
+            &cal,
+            &chunks,
+            &errors,
+            &bad,
+            &[],
+            &metrics,
+            settings,
+            None,
+            10,
+            1,
         );
         assert!(err.is_err());
         let wrong_class = ErrorModel {
@@ -2338,9 +2500,178 @@ mod tests {
                 &chunks,
                 &wrong_class,
                 &known_errors,
+                &[],
                 &metrics,
                 settings,
                 None,
+                10,
+                1
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn a_common_tilt_moves_every_bins_errors_and_ignores_thread_count() {
+        let (cal, errors) = three_class_model();
+        let chunk = unlabelled_chunk([700.0, 400.0, 400.0]);
+        let metrics = [MulticlassMetric::PerClass(
+            crate::metrics::ClassMetric::Recall,
+            Average::Class(2),
+        )];
+        let settings = Settings {
+            target: Target::Population,
+            mode: Mode::Reference,
+            within_bin: false,
+            want_auc: false,
+            zero_division: 0.0,
+        };
+        let run = |tilts: &[Vec<f64>], threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    estimate_multiclass(
+                        &cal,
+                        std::slice::from_ref(&chunk),
+                        &errors,
+                        &[vec![0.0; 9]],
+                        tilts,
+                        &metrics,
+                        settings,
+                        None,
+                        4000,
+                        9,
+                    )
+                    .unwrap()
+                })
+        };
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let plain = run(&[], 1);
+        // No tilt at all (means and sds 0): the same Dirichlet, other random numbers.
+        let still = run(&[vec![0.0; 6]], 1);
+        assert!((mean(&plain) - mean(&still)).abs() < 0.01);
+        // Errors pushed towards class 2 in every bin: more rows really of class 2, lower recall.
+        let towards = vec![0.0, 0.0, 2.0, 0.0, 0.0, 0.3];
+        let tilted = run(std::slice::from_ref(&towards), 1);
+        assert_eq!(tilted, run(std::slice::from_ref(&towards), 2));
+        assert!(
+            mean(&tilted) < mean(&plain) - 0.1,
+            "{} {}",
+            mean(&tilted),
+            mean(&plain)
+        );
+        // Malformed tilts are refused.
+        for bad in [
+            vec![0.0; 5],
+            vec![0.0, 0.0, 0.0, 0.0, -1.0, 0.0],
+            vec![f64::NAN; 6],
+        ] {
+            assert!(
+                estimate_multiclass(
+                    &cal,
+                    std::slice::from_ref(&chunk),
+                    &errors,
+                    &[vec![0.0; 9]],
+                    &[bad],
+                    &metrics,
+                    settings,
+                    None,
+                    10,
+                    1
+                )
+                .is_err()
+            );
+        }
+    }
+
+    #[test]
+    fn a_class_shift_moves_its_own_bins_only_and_zero_is_none() {
+        let (cal, errors) = three_class_model();
+        let chunk = unlabelled_chunk([700.0, 400.0, 400.0]);
+        let point = Grid {
+            values: vec![0.0],
+            log_prior: vec![0.0],
+        };
+        let still = Drift {
+            shift: point.clone(),
+            tilt: point,
+            centre: 0.0,
+            bin_sd: 0.0,
+            slope: vec![0.0; 3],
+            slope_se: vec![0.0; 3],
+            ref_mean: vec![0.2, 0.5, 0.9],
+            chunk_shift_prior: Vec::new(),
+            chunk_tilt_prior: Vec::new(),
+            chunk_bin_sd: Vec::new(),
+            class_shift: None,
+        };
+        let shifted = |offset: [f64; 3], sd: [f64; 3]| Drift {
+            class_shift: Some(ClassShift {
+                groups: errors.predicted.clone(),
+                n_groups: 3,
+                offset: offset.to_vec(),
+                sd: sd.to_vec(),
+            }),
+            ..still.clone()
+        };
+        let metrics = [
+            MulticlassMetric::PerClass(crate::metrics::ClassMetric::Precision, Average::Class(0)),
+            MulticlassMetric::PerClass(crate::metrics::ClassMetric::Precision, Average::Class(1)),
+        ];
+        let settings = Settings {
+            target: Target::Population,
+            mode: Mode::Reference,
+            within_bin: false,
+            want_auc: false,
+            zero_division: 0.0,
+        };
+        let run = |drift: &Drift| {
+            estimate_multiclass(
+                &cal,
+                std::slice::from_ref(&chunk),
+                &errors,
+                &[vec![0.0; 9]],
+                &[],
+                &metrics,
+                settings,
+                Some(drift),
+                4000,
+                5,
+            )
+            .unwrap()
+        };
+        let plain = run(&still);
+        assert_eq!(plain, run(&shifted([0.0; 3], [0.0; 3])));
+        let sd = |v: &[f64]| {
+            let m = v.iter().sum::<f64>() / v.len() as f64;
+            (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len() as f64).sqrt()
+        };
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        // Class 0's bin moves by +1 logit: its precision rises (0.80 -> 0.92), class 1's stays.
+        let up = run(&shifted([1.0, 0.0, 0.0], [0.0; 3]));
+        assert!(mean(&up[..4000]) > mean(&plain[..4000]) + 0.08);
+        assert!((mean(&up[4000..]) - mean(&plain[4000..])).abs() < 0.01);
+        // A spread of class 1's shift widens its precision, not class 0's.
+        let wide = run(&shifted([0.0; 3], [0.0, 0.8, 0.0]));
+        assert!(sd(&wide[4000..]) > 2.0 * sd(&plain[4000..]));
+        assert!((sd(&wide[..4000]) / sd(&plain[..4000]) - 1.0).abs() < 0.1);
+        // A malformed class shift is refused.
+        let mut bad = shifted([0.0; 3], [0.0; 3]);
+        if let Some(class) = bad.class_shift.as_mut() {
+            class.sd[1] = -1.0;
+        }
+        assert!(
+            estimate_multiclass(
+                &cal,
+                std::slice::from_ref(&chunk),
+                &errors,
+                &[vec![0.0; 9]],
+                &[],
+                &metrics,
+                settings,
+                Some(&bad),
                 10,
                 1
             )

@@ -209,6 +209,13 @@ proptest! {
             chunk_tilt_prior,
             // Chunks whose scores moved: each its own, larger bin sd.
             chunk_bin_sd: (0..chunks.len()).map(|c| bin_sd * (1.0 + c as f64)).collect(),
+            // Two groups of bins (a multiclass model's predicted classes), each its own shift.
+            class_shift: Some(labelfree::ClassShift {
+                groups: (0..k).map(|i| i % 2).collect(),
+                n_groups: 2,
+                offset: (0..chunks.len() * k).map(|i| slope * (i % 3) as f64).collect(),
+                sd: (0..chunks.len() * 2).map(|i| bin_sd * i as f64).collect(),
+            }),
         };
         let out = labelfree::estimate(&cal, &chunks, &all, settings, Some(&drift), 20, 1).unwrap();
         for (row, values) in out.chunks(20).enumerate() {

@@ -249,6 +249,8 @@ def labelfree_estimate_multiclass(
     beta: float = 1.0,
     zero_division: float = 0.0,
     drift_args: tuple[Any, ...] | None = None,
+    error_tilt: npt.NDArray[np.float64] | None = None,
+    class_shift: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def audited_metric_draws(
     counts: tuple[float, float, float, float],

@@ -152,6 +152,7 @@ fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
         chunk_shift_prior: args.7.as_array().iter().copied().collect(),
         chunk_bin_sd: flat(&args.8).into_owned(),
         chunk_tilt_prior: args.9.as_array().iter().copied().collect(),
+        class_shift: None,
     }
 }
 
@@ -360,8 +361,12 @@ pub(super) fn labelfree_estimate<'py>(
 /// positives; `error_alpha` (bins, K) are the Dirichlet parameters of the true class of each
 /// bin's wrong predictions; `known_errors` (chunks, bins, K) the chunks' known wrong
 /// predictions by true class. `metrics` are (name, average, class index) specifications.
+/// `error_tilt` (chunks, 2, K): per chunk the means and sds of the common tilt of the error
+/// shares (None: no tilt). `class_shift` (with a drift): per chunk and bin the mean, and per
+/// chunk and class the sd, of the shift shared by the bins of each predicted class (None:
+/// none).
 #[pyfunction]
-#[pyo3(signature = (calibration_args, stats, predicted, error_alpha, known_errors, metrics, target, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None))]
+#[pyo3(signature = (calibration_args, stats, predicted, error_alpha, known_errors, metrics, target, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, error_tilt = None, class_shift = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn labelfree_estimate_multiclass<'py>(
     py: Python<'py>,
@@ -377,6 +382,8 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
     beta: f64,
     zero_division: f64,
     drift_args: Option<DriftArgs<'py>>,
+    error_tilt: Option<PyReadonlyArray3<'py, f64>>,
+    class_shift: Option<(PyReadonlyArray2<'py, f64>, PyReadonlyArray2<'py, f64>)>,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let (target, mode) = target_and_mode(&target, "reference")?;
@@ -411,7 +418,44 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
         .map(<[f64]>::to_vec)
         .collect();
     let known = if chunks.is_empty() { Vec::new() } else { known };
-    let drift = drift_args.as_ref().map(drift);
+    let tilts: Vec<Vec<f64>> = match &error_tilt {
+        None => Vec::new(),
+        Some(tilt) => {
+            let shape = tilt.as_array().shape().to_vec();
+            if shape != [chunks.len(), 2, n_classes] {
+                return Err(PyValueError::new_err(format!(
+                    "error_tilt must have shape ({}, 2, {n_classes}), got {shape:?}",
+                    chunks.len()
+                )));
+            }
+            flat(tilt)
+                .chunks(2 * n_classes)
+                .map(<[f64]>::to_vec)
+                .collect()
+        }
+    };
+    let mut drift = drift_args.as_ref().map(drift);
+    if let (Some(drift), Some((offset, sd))) = (drift.as_mut(), &class_shift) {
+        let (offset, sd) = (offset.as_array(), sd.as_array());
+        if offset.shape() != [chunks.len(), cal.n_bins()] || sd.shape() != [chunks.len(), n_classes]
+        {
+            return Err(PyValueError::new_err(format!(
+                "class_shift needs offsets of shape ({}, {}) and sds of shape ({}, {n_classes}), \
+                 got {:?} and {:?}",
+                chunks.len(),
+                cal.n_bins(),
+                chunks.len(),
+                offset.shape(),
+                sd.shape()
+            )));
+        }
+        drift.class_shift = Some(labelfree::ClassShift {
+            groups: errors.predicted.clone(),
+            n_groups: n_classes,
+            offset: offset.iter().copied().collect(),
+            sd: sd.iter().copied().collect(),
+        });
+    }
     let settings = labelfree::Settings {
         target,
         mode,
@@ -426,6 +470,7 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
             &chunks,
             &errors,
             &known,
+            &tilts,
             &parsed,
             settings,
             drift.as_ref(),

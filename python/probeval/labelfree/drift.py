@@ -56,6 +56,8 @@ __all__ = [
     "shift_spread",
     "spread_bin_sd",
     "spread_shift_priors",
+    "tau_estimate",
+    "tau_posterior",
     "finer_tilt",
     "widen_shift",
     "widen_tilt",
@@ -291,18 +293,24 @@ def _slopes(
     return slope, se, mean_s
 
 
-def _tau_posterior(shift: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def tau_posterior(
+    shift: np.ndarray, noise: np.ndarray, centred: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Posterior of a random effect's sd τ on a grid, from the periods' estimates (with their
-    noise variances): restricted likelihood of δ̂_b ~ N(δ̄, u_b + τ²)."""
+    noise variances): restricted likelihood of δ̂_b ~ N(δ̄, u_b + τ²); ``centred`` False:
+    likelihood of δ̂_b ~ N(0, u_b + τ²) (effects around 0, not around their mean)."""
     tau = np.linspace(0.0, _TAU_MAX, _TAU_GRID)
     var = noise[None, :] + tau[:, None] ** 2
-    w = 1.0 / var
-    mean = (w * shift).sum(axis=1) / w.sum(axis=1)
-    log_lik = -0.5 * (
-        np.log(var).sum(axis=1)
-        + np.log(w.sum(axis=1))
-        + (w * (shift[None, :] - mean[:, None]) ** 2).sum(axis=1)
-    )
+    if centred:
+        w = 1.0 / var
+        mean = (w * shift).sum(axis=1) / w.sum(axis=1)
+        log_lik = -0.5 * (
+            np.log(var).sum(axis=1)
+            + np.log(w.sum(axis=1))
+            + (w * (shift[None, :] - mean[:, None]) ** 2).sum(axis=1)
+        )
+    else:
+        log_lik = -0.5 * (np.log(var) + shift[None, :] ** 2 / var).sum(axis=1)
     # Prior: mass STILL_PRIOR on τ = 0 (no movement between periods, an ordinary hypothesis
     # for a stable process), the rest uniform on (0, τ_max]. Without the point mass, a
     # stable reference still leaves τ a posterior away from 0 and every interval too wide.
@@ -310,6 +318,17 @@ def _tau_posterior(shift: np.ndarray, noise: np.ndarray) -> tuple[np.ndarray, np
     prior[0] = STILL_PRIOR
     weight = prior * np.exp(log_lik - log_lik.max())
     return tau, weight / weight.sum()
+
+
+def tau_estimate(shift: np.ndarray, noise: np.ndarray) -> float:
+    """τ at the maximum of the restricted likelihood of :func:`tau_posterior` (on its grid):
+    the empirical-Bayes estimate of a random effect's sd, for the parts of the model that take
+    one sd rather than τ's whole posterior. With five windows a stable reference cannot rule out
+    a τ of a few hundredths, and the posterior mean of τ² keeps it; the maximum is 0 there."""
+    tau, posterior = tau_posterior(shift, noise)
+    prior = np.full(tau.shape[0], (1.0 - STILL_PRIOR) / (tau.shape[0] - 1))
+    prior[0] = STILL_PRIOR
+    return float(tau[np.argmax(posterior / prior)])
 
 
 def _effect_prior(
@@ -407,8 +426,8 @@ def _fit_periods(
     score = np.stack([residual.sum(1), (residual * spread).sum(1)], -1)
     inverse = np.linalg.inv(info[periods])
     effect = np.einsum("pij,pj->pi", inverse, score[periods])
-    shift_grid, shift_weight = _tau_posterior(effect[:, 0], inverse[:, 0, 0])
-    tilt_grid, tilt_weight = _tau_posterior(effect[:, 1], inverse[:, 1, 1])
+    shift_grid, shift_weight = tau_posterior(effect[:, 0], inverse[:, 0, 0])
+    tilt_grid, tilt_weight = tau_posterior(effect[:, 1], inverse[:, 1, 1])
     b = int(periods.sum())
     shift, shift_log_prior = _effect_prior(shift_grid, shift_weight, b, _SHIFT_GRID, unseen)
     tilt, tilt_log_prior = _effect_prior(tilt_grid, tilt_weight, b, _TILT_GRID)

@@ -101,11 +101,14 @@ from probeval.labelfree.multiclass import (
     as_score_matrix,
     auc_correlation,
     bin_classes,
+    chunk_class_shifts,
+    chunk_error_tilts,
+    class_shift_sd,
     combine_auc,
     confidence_shift_scale,
     couple,
     drifting_error_alpha,
-    error_share_spread,
+    error_movement,
     fit_bins,
     known_errors,
     period_errors,
@@ -884,11 +887,12 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         drift = self._drift_args(drift_model, calibration, stats)
         draws = np.empty((len(chunks), 0, n))
         if confusion_specs:
+            error_alpha, error_tilt = self._error_model(chunks, table, _any_known(known))
             draws = _core.labelfree_estimate_multiclass(
                 calibration,
                 stats,
                 bins.predicted.tolist(),
-                self._error_alpha(chunks),
+                error_alpha,
                 table,
                 [spec.core_spec() for spec in confusion_specs],
                 target,
@@ -897,6 +901,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 beta,
                 zd,
                 drift,
+                error_tilt,
+                None if drift is None else self._class_shift(chunks, stats, drift_model),
             )
         per_class = prevalence = None
         if score_specs:
@@ -1103,21 +1109,52 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             cache[key] = learn_drifts(sums, [1.0] * len(sums), unseen)
         return cache[key]
 
-    def _error_alpha(self, chunks: list[Chunk]) -> np.ndarray:
-        """A multiclass fit's Dirichlet of each bin's error shares for these chunks: the
-        reference's, widened by how much the shares move between stretches of the reference
-        the size of the chunks (method "hierarchical"; :func:`error_share_spread`)."""
+    def _error_model(
+        self, chunks: list[Chunk], table: np.ndarray, labelled: bool
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """A multiclass fit's error shares for these chunks: each bin's Dirichlet, the
+        reference's widened by how much a bin's shares move between stretches of the reference
+        the size of the chunks, and each chunk's common tilt of every bin's shares (chunks, 2,
+        K), learned likewise and updated by the chunk's known wrong predictions ``table``
+        (method "hierarchical"; :func:`error_movement`). The tilt's sd gets the unseen drift's
+        part too (:meth:`_unseen`): each class's log-odds moving by N(0, s²/2) at the same
+        scores tilts the error shares by the same amount. Method "pooled", or a fit saved
+        without its periods: the reference's Dirichlet, no tilt."""
         state = self._state()
         bins: MulticlassBins = state["bins"]
         errors = state["period_errors"]
         if self.method == "pooled" or errors is None:
-            return bins.error_alpha
+            return bins.error_alpha, None
         windows = self._drift_windows(chunks)
-        cache: dict[int | None, float] = state.setdefault("error_spread_cache", {})
+        cache: dict[int | None, tuple[float, np.ndarray]] = state.setdefault(
+            "error_spread_cache", {}
+        )
         if windows not in cache:
             merged = errors if windows is None else merge_periods(errors, windows)
-            cache[windows] = error_share_spread(merged, bins.error_alpha)
-        return drifting_error_alpha(bins.error_alpha, cache[windows])
+            cache[windows] = error_movement(merged, bins.error_alpha)
+        spread, sd = cache[windows]
+        sd = np.sqrt(sd**2 + self._unseen(labelled) ** 2 / 2.0)
+        tilts = chunk_error_tilts(sd, table, bins.error_alpha, spread)
+        return drifting_error_alpha(bins.error_alpha, spread), tilts
+
+    def _class_shift(
+        self, chunks: list[Chunk], stats: tuple[np.ndarray, ...], drift: Drift
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """A multiclass fit's shift of each predicted class's correct rates, per chunk, for the
+        core: its sd learned from the reference's periods in windows the size of the chunks
+        (:func:`class_shift_sd`, cached), updated by each chunk's known labels
+        (:func:`chunk_class_shifts`). The common drift moves every class's bins together; on
+        the flights, whether a prediction of "early" is right moved by 0.40 logit (sd) between
+        the reference's stretches beyond that, "late" by 0.58."""
+        state = self._state()
+        bins: MulticlassBins = state["bins"]
+        windows = self._drift_windows(chunks)
+        cache: dict[int | None, float] = state.setdefault("class_shift_cache", {})
+        if windows not in cache:
+            sums = state["period_sums"]
+            merged = sums if windows is None else merge_periods(sums, windows)
+            cache[windows] = class_shift_sd(merged, bins.predicted, bins.n_classes)
+        return chunk_class_shifts(cache[windows], stats, bins, drift.bin_sd)
 
     def _unseen(self, labelled: bool) -> float:
         """The unseen drift's sd: ``unseen_drift`` until production rows have labels. Then

@@ -15,10 +15,12 @@ prediction is right, and — when it is not — which class the row really belon
 - **The true class of a wrong prediction**: per bin, shares φ ~ Dirichlet(reference counts of
   each true class among the bin's wrong predictions + a prior of total weight 1, half uniform
   and half the bin's mean scores of those classes), updated by a chunk's known wrong labels.
-  These shares move between periods too (on the flights, a 5,000-row stretch of the reference
-  held its shares to a Dirichlet of total weight about 25, however many errors the reference
-  had): method "hierarchical" learns that weight from the reference's periods (a
-  Dirichlet-multinomial, :func:`error_share_spread`) and lowers the shares' weight to match
+  These shares move between periods, mostly together (a stretch with more late flights makes
+  more of every bin's mistakes late): method "hierarchical" learns, from the reference's
+  periods, the sd of a common tilt g_j per class that moves every bin's shares to m ∘ e^g and,
+  around each period's tilted shares, each bin's own spread (a Dirichlet-multinomial,
+  :func:`error_movement`); a chunk draws its tilt per draw, updated by its known wrong labels
+  (:func:`chunk_error_tilts`), and each bin's shares around the tilted mean
   (:func:`drifting_error_alpha`).
 
 Each draw then gives a K x K expected confusion matrix (population target) or the drawn matrix
@@ -38,6 +40,7 @@ numpy only; the draws are made by ``_core.labelfree_estimate_multiclass``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +49,7 @@ import numpy as np
 from probeval import _core
 from probeval._util.equality import ValueEquality
 from probeval._util.validation import describe
-from probeval.labelfree.drift import STILL_PRIOR
+from probeval.labelfree.drift import STILL_PRIOR, tau_estimate, tau_posterior
 
 __all__ = [
     "MIN_BIN_ROWS",
@@ -57,6 +60,10 @@ __all__ = [
     "confidence_shift_scale",
     "couple",
     "drifting_error_alpha",
+    "chunk_class_shifts",
+    "chunk_error_tilts",
+    "class_shift_sd",
+    "error_movement",
     "error_share_spread",
     "as_score_matrix",
     "fit_bins",
@@ -78,6 +85,9 @@ _FLOOR = 1e-9
 #: mean of 400 evenly spaced ones within 1% on the flights and card tiers, at a sixth of the
 #: cost (K = 10, 100 bins, 60 windows: 0.8 s with 400).
 _SHARE_GRID = np.geomspace(1e-4, 0.5, 64)
+#: Newton steps for a common tilt of the error shares (:func:`_tilt_mode`); each moves g by at
+#: most 1, and 40 reach |g| = 30 from 0.
+_TILT_STEPS = 40
 
 
 def as_score_matrix(name: str, values: Any, n_classes: int | None = None) -> np.ndarray:
@@ -208,19 +218,27 @@ def period_errors(
     return out
 
 
-def error_share_spread(counts: np.ndarray, alpha: np.ndarray) -> float:
+def error_share_spread(
+    counts: np.ndarray, alpha: np.ndarray, tilts: np.ndarray | None = None
+) -> float:
     """How far a period's error shares move from the reference's: E[v], v = 1 / (A + 1), where
     a period's shares in a bin are Dirichlet(A m) around the bin's shares m (``alpha``
     normalised) and ``counts`` (periods, bins, K) are the periods' wrong predictions per true
     class, each period's a Dirichlet-multinomial draw. Posterior on a grid of v in [0, 1/2]
     (A >= 1), prior mass :data:`STILL_PRIOR` on v = 0 (the multinomial: shares that never
-    move) and the rest uniform, as for the drift's τ. Fewer than three periods with errors:
-    0."""
+    move) and the rest uniform, as for the drift's τ. ``tilts`` (periods, K): each period's
+    common tilt g (:func:`error_movement`), its shares m ∘ e^g normalised. Fewer than three
+    periods with errors: 0."""
     if int((counts.sum(axis=(1, 2)) > 0).sum()) < 3:
         return 0.0
     k = counts.shape[2]
     m = alpha / np.maximum(alpha.sum(axis=1, keepdims=True), 1e-300)
-    shares = np.broadcast_to(m, counts.shape).reshape(-1, k)
+    if tilts is None:
+        tilted = np.broadcast_to(m, counts.shape)
+    else:
+        tilted = m[None] * np.exp(tilts)[:, None, :]
+        tilted = tilted / np.maximum(tilted.sum(axis=2, keepdims=True), 1e-300)
+    shares = np.ascontiguousarray(tilted).reshape(-1, k)
     v = np.concatenate([[0.0], _SHARE_GRID])
     # Only cells with errors in them carry information (an empty one's likelihood is 1).
     cells = counts.reshape(-1, k)
@@ -228,7 +246,7 @@ def error_share_spread(counts: np.ndarray, alpha: np.ndarray) -> float:
     log_lik = np.empty(v.shape[0])
     # v = 0: the multinomial, the Dirichlet-multinomial's limit (the same coefficient left out).
     with np.errstate(divide="ignore"):
-        log_m = np.where(counts > 0, np.log(m)[None], 0.0)
+        log_m = np.where(counts > 0, np.log(tilted), 0.0)
     log_lik[0] = float((counts * log_m).sum())
     log_lik[1:] = _core.dirichlet_multinomial_log_likelihood(
         np.ascontiguousarray(cells[keep]), np.ascontiguousarray(shares[keep]), 1.0 / v[1:] - 1.0
@@ -241,6 +259,243 @@ def error_share_spread(counts: np.ndarray, alpha: np.ndarray) -> float:
         return 0.0
     weight = prior * np.exp(log_lik - top)
     return float((weight * v).sum() / weight.sum())
+
+
+def _tilt_mode(
+    counts: np.ndarray,
+    alpha: np.ndarray,
+    prior_var: np.ndarray | None,
+    spread: float,
+    prior_mean: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mode and marginal variances of a common tilt g (K,) of every bin's error
+    shares, p_ij ∝ m_ij e^{g_j} (m: ``alpha`` normalised, 0 at the bin's predicted class), from
+    wrong predictions ``counts`` (bins, K) and a prior N(``prior_mean`` (default 0),
+    ``prior_var``) per class (variance 0: the class's g stays at its prior mean). Each bin's
+    counts are a Dirichlet-multinomial draw around p_i: its information is the multinomial's
+    over the design effect 1 + (N_i - 1) ``spread``. Damped Newton steps on the log
+    posterior. ``prior_var`` None: the maximum-likelihood estimate,
+    whose common level the shares cannot show (adding a constant to every g_j changes no
+    share): it is taken with Σ g_j = 0, its variances those of that contrast (the
+    pseudo-inverse of the information)."""
+    k = counts.shape[1]
+    m = alpha / np.maximum(alpha.sum(axis=1, keepdims=True), 1e-300)
+    n = counts.sum(axis=1)
+    design = 1.0 + np.maximum(n - 1.0, 0.0) * spread
+    weight = n / design
+    observed = (counts / design[:, None]).sum(axis=0)
+    # A vanishing ridge keeps the maximum-likelihood steps solvable along the common level.
+    precision = np.full(k, 1e-6) if prior_var is None else 1.0 / np.maximum(prior_var, 1e-300)
+    free = np.ones(k, dtype=bool) if prior_var is None else prior_var > 0
+    sub = np.ix_(free, free)
+    centre = np.zeros(k) if prior_mean is None else prior_mean
+    gamma = centre.copy()
+    info = np.zeros((k, k))
+    for _ in range(_TILT_STEPS):
+        w = m * np.exp(gamma)
+        p = w / np.maximum(w.sum(axis=1, keepdims=True), 1e-300)
+        gradient = observed - weight @ p - (gamma - centre) * precision
+        info = np.diag(weight @ p) - np.einsum("i,ij,ik->jk", weight, p, p)
+        step = np.linalg.solve(info[sub] + np.diag(precision[free]), gradient[free])
+        gamma[free] += np.clip(step, -1.0, 1.0)
+        if np.abs(step).max() < 1e-8:
+            break
+    var = np.zeros(k)
+    if prior_var is None:
+        # Classes no bin with errors could hold say nothing (infinite noise); the others'
+        # common level is set to 0.
+        seen = weight @ m > 0
+        gamma = np.where(seen, gamma - gamma[seen].mean() if seen.any() else 0.0, 0.0)
+        var = np.full(k, np.inf)
+        var[seen] = np.diag(np.linalg.pinv(info[np.ix_(seen, seen)], hermitian=True))
+    else:
+        var[free] = np.diag(np.linalg.inv(info[sub] + np.diag(precision[free])))
+    return gamma, var
+
+
+def error_movement(counts: np.ndarray, alpha: np.ndarray) -> tuple[float, np.ndarray]:
+    """How the error shares move between the reference's periods (``counts`` (periods, bins,
+    K) of wrong predictions by true class, ``alpha`` the bins' Dirichlet parameters): the
+    spread v of each bin's own movement (:func:`error_share_spread`) and, per class, the sd
+    of the common tilt g_j that moves every bin's shares towards or away from class j together
+    (a season with more late flights makes more of every bin's errors late). Per period, g's
+    estimate (:func:`_tilt_mode`, a flat prior) and its noise; per class, τ_j's posterior from
+    them (:func:`~probeval.labelfree.drift.tau_posterior`), the sd √E[τ²] times √(1 + 1/B)
+    (the reference's shares average B periods: one sd per class from a handful of windows,
+    where the restricted-likelihood estimate jumps between 0 and a few hundredths; the class
+    shift's one τ for all classes takes that estimate instead, :func:`class_shift_sd`). v is
+    then learned around each period's tilted shares, so that the common part is not counted
+    twice. Fewer than three periods with errors: (v, 0)."""
+    k = counts.shape[2]
+    first = error_share_spread(counts, alpha)
+    used = counts.sum(axis=(1, 2)) > 0
+    if int(used.sum()) < 3:
+        return first, np.zeros(k)
+    sd = np.zeros(k)
+    spread = first
+    for _ in range(2):
+        fits = [_tilt_mode(part, alpha, None, spread) for part in counts[used]]
+        gamma = np.array([g for g, _ in fits])
+        noise = np.array([v for _, v in fits])
+        for j in range(k):
+            # Periods whose errors could show class j's tilt (a finite noise); the pseudo-
+            # inverse gives a class alone in its periods a noise of 0 and nothing to learn.
+            shown = np.isfinite(noise[:, j]) & (noise[:, j] > 0)
+            if shown.sum() < 3:
+                sd[j] = 0.0
+                continue
+            tau, weight = tau_posterior(gamma[shown, j], noise[shown, j])
+            sd[j] = math.sqrt(float((weight * tau**2).sum()) * (1.0 + 1.0 / shown.sum()))
+        tilts = np.zeros((counts.shape[0], k))
+        tilts[used] = gamma
+        spread = error_share_spread(counts, alpha, tilts)
+    return spread, sd
+
+
+def chunk_error_tilts(
+    sd: np.ndarray, known: np.ndarray, alpha: np.ndarray, spread: float
+) -> np.ndarray:
+    """Each chunk's common tilt of the error shares, as the core takes it (chunks, 2, K): the
+    means and sds of g, the prior N(-v/2, v) per class updated by the chunk's known wrong
+    predictions ``known`` (chunks, bins, K) (:func:`_tilt_mode`, its normal approximation).
+    v is ``sd``² plus how far the labelled chunks' tilts sit from 0 (:func:`_zero_mean_tau2`
+    of their maximum-likelihood tilts): a production whose classes moved further than the
+    reference's periods did (a concept shift of one class) shows it in its labels."""
+    k = sd.shape[0]
+    var = sd**2
+    labelled = known.sum(axis=(1, 2)) > 0
+    fits = {i: _tilt_mode(known[i], alpha, None, spread) for i in np.flatnonzero(labelled)}
+    if fits:
+        tilts = np.array([g for g, _ in fits.values()])
+        noise = np.array([v for _, v in fits.values()])
+        for j in range(k):
+            shown = np.isfinite(noise[:, j]) & (noise[:, j] > 0)
+            var[j] += _zero_mean_tau2(tilts[shown, j], noise[shown, j])
+    out = np.zeros((known.shape[0], 2, k))
+    # Centred at -v/2, so that E[e^g_j] = 1 for every class and a bin's shares keep their
+    # mean to first order: centred at 0, the classes of larger sd gained share (E[e^g] =
+    # e^{v/2}), and the flights' per-class recall errors grew by 3-11% (label-free).
+    centre = -var / 2.0
+    out[:, 0], out[:, 1] = centre, np.sqrt(var)
+    if not np.any(var > 0):
+        return out
+    for index in fits:
+        mean, post = _tilt_mode(known[index], alpha, var, spread, centre)
+        out[index, 0], out[index, 1] = mean, np.sqrt(post)
+    return out
+
+
+def class_shift_sd(sums: np.ndarray, predicted: np.ndarray, k: int) -> float:
+    """The sd (logit) of how far the rate of correct predictions of each predicted class moves
+    between the reference's periods beyond the shift common to all classes. ``sums``: the
+    confidence calibration's period sums (periods, bins, 5); ``predicted``: each bin's class.
+    Per period and class, one Newton step of the logit shift of its bins' correct rates
+    against the reference's, less the period's shift over all classes (their information-
+    weighted mean); one τ for all classes (a rare class's few predictions per period cannot
+    tell 0.1 logit from none, as for the bins' own sd), its restricted-likelihood estimate from
+    all these residuals (:func:`~probeval.labelfree.drift.tau_estimate`) times √(1 + 1/B).
+    Fewer than three periods, or one class predicted: 0."""
+    pn, px = sums[..., 0], sums[..., 1]
+    n, x = pn.sum(axis=0), px.sum(axis=0)
+    rate = (x + 0.5) / (n + 1.0)
+    member = np.eye(k)[predicted]
+    weight = (pn * rate * (1.0 - rate)) @ member
+    periods = weight.sum(axis=1) > 0
+    if int(periods.sum()) < 3 or int((n @ member > 0).sum()) < 2:
+        return 0.0
+    weight = weight[periods]
+    residual = (px[periods] - pn[periods] * rate) @ member
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shift = np.where(weight > 0, residual / weight, 0.0)
+    common = (weight * shift).sum(axis=1, keepdims=True) / weight.sum(axis=1, keepdims=True)
+    seen = weight > 0
+    # The restricted-likelihood estimate, not the posterior mean of τ²: on calibrated K = 3
+    # simulations (five windows) the posterior mean gave 0.005-0.01 logit, and two of 400
+    # population macro-F1 HDIs, their edges within 0.0004 of the truth, then reached it (0.978
+    # -> 0.983); the estimate is 0 there and 0.33 on the flights (posterior mean 0.35).
+    best = tau_estimate((shift - common)[seen], 1.0 / weight[seen])
+    return best * math.sqrt(1.0 + 1.0 / int(periods.sum()))
+
+
+#: Gauss-Hermite nodes and weights (probabilists') for the mean of a rate over a normal shift.
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(24)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+def _mean_preserving_offset(rate: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """Per bin, the logit offset μ with E[expit(logit(rate) + μ + sd Z)] = rate, Z ~ N(0, 1):
+    a shift of mean 0 on the logit scale pulls a rate towards 1/2 (Newton steps, the mean
+    increasing in μ)."""
+    centre = np.log(rate / (1.0 - rate))
+    mu = np.zeros_like(rate)
+    for _ in range(30):
+        p = 1.0 / (1.0 + np.exp(-(centre + mu)[:, None] - sd[:, None] * _NODES[None, :]))
+        value = (p * _WEIGHTS).sum(axis=1) - rate
+        slope = (p * (1.0 - p) * _WEIGHTS).sum(axis=1)
+        mu = np.clip(mu - value / np.maximum(slope, 1e-12), -10.0, 10.0)
+    return mu
+
+
+def _zero_mean_tau2(values: np.ndarray, noise: np.ndarray) -> float:
+    """E[τ²] for values ~ N(0, noise + τ²) (:func:`~probeval.labelfree.drift.tau_posterior`
+    around 0: a class that moved by the same amount in every chunk has moved, not spread). No
+    values: 0."""
+    if values.shape[0] == 0:
+        return 0.0
+    tau, weight = tau_posterior(values, noise, centred=False)
+    return float((weight * tau**2).sum())
+
+
+def chunk_class_shifts(
+    sd: float,
+    stats: tuple[np.ndarray, ...],
+    bins: MulticlassBins,
+    bin_sd: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each chunk's shift of each predicted class's correct rates, as the core takes it: per
+    chunk and bin the mean offset (chunks, bins), per chunk and class the sd (chunks, K).
+    Without labels: N(0, ``sd``²) per class, each bin's mean offset set so that its rate's
+    mean stays the reference's (:func:`_mean_preserving_offset`). A chunk's known labels
+    (``stats``: the core's chunk statistics, labelled right and wrong per bin) update it: per
+    class, the logit shift of its bins' known correct rates, less the chunk's shift over all
+    classes, each bin's information n p (1 - p) over its design effect 1 + n p (1 - p)
+    ``bin_sd``² (the bins' own deviations); a normal posterior, its prior's variance ``sd``²
+    plus how far the labelled chunks' classes moved (:func:`_zero_mean_tau2` of their
+    residuals)."""
+    k = bins.n_classes
+    n_chunks = np.asarray(stats[0]).shape[0]
+    rate = np.clip((bins.correct + 0.5) / (bins.correct + bins.wrong + 1.0), 1e-6, 1 - 1e-6)
+    mean = np.zeros((n_chunks, k))
+    var = np.full((n_chunks, k), sd**2)
+    right, wrong = np.asarray(stats[3]), np.asarray(stats[4])
+    known = right + wrong
+    labelled = known.sum(axis=1) > 0
+    if labelled.any():
+        member = np.eye(k)[bins.predicted]
+        info = known * rate * (1.0 - rate)
+        info = info / (1.0 + info * bin_sd**2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_bin = np.where(known > 0, (right - known * rate) / (known * rate * (1 - rate)), 0.0)
+            weight = info @ member
+            shift = np.where(weight > 0, ((info * per_bin) @ member) / weight, 0.0)
+            common = (weight * shift).sum(axis=1, keepdims=True) / np.maximum(
+                weight.sum(axis=1, keepdims=True), 1e-300
+            )
+        residual = shift - common
+        # Production can move a class further than the reference's periods did (a concept
+        # shift of one class): the labelled chunks' residuals, around 0, show how far.
+        seen = (weight > 0) & labelled[:, None]
+        moved = _zero_mean_tau2(residual[seen], 1.0 / weight[seen])
+        prior = sd**2 + moved
+        with np.errstate(divide="ignore"):
+            post_var = 1.0 / (1.0 / prior + weight)
+        post_mean = post_var * weight * residual
+        mean[labelled], var[labelled] = post_mean[labelled], post_var[labelled]
+    class_sd = np.sqrt(var)
+    own_sd = class_sd[:, bins.predicted]
+    centring = np.stack([_mean_preserving_offset(rate, row) for row in own_sd])
+    offset = centring + mean[:, bins.predicted]
+    return offset, class_sd
 
 
 def drifting_error_alpha(alpha: np.ndarray, spread: float) -> np.ndarray:
