@@ -226,6 +226,32 @@ def test_tilted_error_shares_match_a_numpy_draw_of_the_same_model() -> None:
         _core.labelfree_estimate_multiclass(
             *args, known, specs, "population", 10, 3, 1.0, 0.0, None, -tilt
         )
+    # A class shift goes with a drift (method "hierarchical"); one of the wrong shape is named.
+    from probeval.labelfree.chunking import make_chunks
+
+    hierarchical = pe.LabelFreeEstimator(n_bins=4, metrics=names).fit(y_ref, s_ref)
+    drift = hierarchical._drift_args(hierarchical._drift_for(make_chunks(u.shape[0], n_chunks=1)))
+    assert drift is not None
+    shift = (np.zeros((1, bins.n_bins)), np.zeros((1, k)))
+    for bad in ((shift[0][:, :1], shift[1]), (shift[0], np.zeros((2, k)))):
+        with pytest.raises(ValueError, match="class_shift needs offsets of shape"):
+            _core.labelfree_estimate_multiclass(
+                *args, known, specs, "population", 10, 3, 1.0, 0.0, drift, None, bad
+            )
+    with pytest.raises(ValueError, match="class shift needs"):
+        _core.labelfree_estimate_multiclass(
+            *args,
+            known,
+            specs,
+            "population",
+            10,
+            3,
+            1.0,
+            0.0,
+            drift,
+            None,
+            (shift[0], -1 - shift[1]),
+        )
 
 
 def test_string_and_integer_labels_give_identical_results() -> None:
