@@ -88,6 +88,21 @@ _SHARE_GRID = np.geomspace(1e-4, 0.5, 64)
 #: Newton steps for a common tilt of the error shares (:func:`_tilt_mode`); each moves g by at
 #: most 1, and 40 reach |g| = 30 from 0.
 _TILT_STEPS = 40
+#: Production's own movement of a class's correct rates, once labels arrived
+#: (:func:`_class_walk`): where it starts (the sd s0 of its offset from the reference at the
+#: first chunk; uniform over these points) and how far it walks from one chunk to the next
+#: (the sd q; mass :data:`STILL_PRIOR` on 0, the rest a half-normal of scale 0.5 / sqrt(chunks):
+#: a walk that moves a class by about half a logit over the whole stream).
+_WALK_START = np.concatenate([[0.0], np.geomspace(0.02, 1.0, 12)])
+_WALK_STEP = np.concatenate([[0.0], np.geomspace(0.005, 0.3, 12)])
+#: Prior mass on "production's classes stay where the reference's periods put them" (s0 = q =
+#: 0), as the binary shift's "no chunk moved". Chosen by measurement (20% of rows labelled
+#: unless said; 0.9 / 0.7 / 0.5): the card tiers' second class's precision after their concept
+#: shift covered 0.96 / 0.96 / 1.00 (error .0162 / .0138 / .0125); a simulated production
+#: whose classes all moved from the first chunk covered macro F1 0.90 / 0.94 / 0.93; a stable
+#: one with 1% labelled had a precision error of .0108 / .0118 / .0133, and 250 labels made
+#: its precision intervals 2.7 / 3.6 / 4.3 times as wide as none did.
+_WALK_STILL = 0.7
 
 
 def as_score_matrix(name: str, values: Any, n_classes: int | None = None) -> np.ndarray:
@@ -446,6 +461,86 @@ def _zero_mean_tau2(values: np.ndarray, noise: np.ndarray) -> float:
     return float((weight * tau**2).sum())
 
 
+def _walk_prior(n_chunks: int) -> np.ndarray:
+    """The prior weights of the (s0, q) grid points of :func:`_class_walk` (s0 varying
+    slowest), for a stream of ``n_chunks`` chunks."""
+    step = _WALK_STEP[1:]
+    # A half-normal density times each point's width on the geometric grid (∝ q).
+    density = np.exp(-0.5 * (step * math.sqrt(n_chunks) / 0.5) ** 2) * step
+    step_prior = np.concatenate([[STILL_PRIOR], (1.0 - STILL_PRIOR) * density / density.sum()])
+    prior = np.outer(np.full(_WALK_START.shape[0], 1.0), step_prior).ravel()
+    prior[0] = 0.0
+    prior *= (1.0 - _WALK_STILL) / prior.sum()
+    prior[0] = _WALK_STILL
+    return prior
+
+
+def _walk_moments(
+    residual: np.ndarray,
+    noise: np.ndarray,
+    own: float,
+    start: np.ndarray,
+    step: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The walk's posterior per chunk for each hyperparameter point: x_c = μ_c + e_c, e_c ~
+    N(0, ``own``), μ_0 ~ N(0, ``start``) and μ_c = μ_{c-1} + N(0, ``step``) (variances, one
+    per point); a chunk's labels estimate x_c by ``residual`` with variance ``noise`` (inf:
+    none). Returns the means and variances (chunks, points) and each point's log marginal
+    likelihood (up to a constant): a Kalman filter, then the Rauch-Tung-Striebel smoother."""
+    n = residual.shape[0]
+    seen = np.isfinite(noise)
+    level, level_var = np.zeros_like(start), start - step
+    log_likelihood = np.zeros_like(start)
+    filtered = np.zeros((n, start.shape[0]))
+    filtered_var, predicted_var = np.zeros_like(filtered), np.zeros_like(filtered)
+    for c in range(n):
+        level_var = level_var + step
+        predicted_var[c] = level_var
+        if seen[c]:
+            total = level_var + own + noise[c]
+            gap = residual[c] - level
+            log_likelihood -= 0.5 * (np.log(total) + gap**2 / total)
+            gain = level_var / total
+            level = level + gain * gap
+            level_var = level_var * (1.0 - gain)
+        filtered[c], filtered_var[c] = level, level_var
+    smooth, smooth_var = filtered.copy(), filtered_var.copy()
+    for c in range(n - 2, -1, -1):
+        ahead = predicted_var[c + 1]
+        back = np.divide(filtered_var[c], ahead, out=np.zeros_like(ahead), where=ahead > 0)
+        smooth[c] = filtered[c] + back * (smooth[c + 1] - filtered[c])
+        smooth_var[c] = filtered_var[c] + back**2 * (smooth_var[c + 1] - ahead)
+    # Given its level, a chunk's own movement e_c is seen through its own labels only.
+    own_gain = np.zeros(n)
+    if own > 0:
+        own_gain[seen] = own / (own + noise[seen])
+    known = np.where(seen, residual, 0.0)
+    means = (1.0 - own_gain)[:, None] * smooth + (own_gain * known)[:, None]
+    variances = (1.0 - own_gain)[:, None] ** 2 * np.maximum(smooth_var, 0.0)
+    variances += (own * (1.0 - own_gain))[:, None]
+    return means, variances, log_likelihood
+
+
+def _class_walk(
+    residual: np.ndarray, noise: np.ndarray, sd: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per chunk (in time order), the posterior mean and variance of a class's shift given
+    every chunk's labels (:func:`_walk_moments`, e_c's sd ``sd`` the reference's periods'):
+    production's level starts off the reference by N(0, s0²) and walks by N(0, q²) per chunk
+    (a concept shift of one class from some chunk on, or a slow drift). Averaged over (s0, q)
+    on :data:`_WALK_START` x :data:`_WALK_STEP` by their posterior (:func:`_walk_prior`):
+    taken at the marginal likelihood's maximum instead, a rare class's walk followed its few
+    labels' noise (a stable stream with 1% labelled: precision error .0603 against .0282)."""
+    start, step = (a.ravel() ** 2 for a in np.meshgrid(_WALK_START, _WALK_STEP, indexing="ij"))
+    means, variances, log_likelihood = _walk_moments(residual, noise, sd**2, start, step)
+    log_weight = log_likelihood + np.log(_walk_prior(residual.shape[0]))
+    weight = np.exp(log_weight - log_weight.max())
+    weight /= weight.sum()
+    mean = means @ weight
+    var = np.maximum((variances + means**2) @ weight - mean**2, 0.0)
+    return mean, var
+
+
 def chunk_class_shifts(
     sd: float,
     stats: tuple[np.ndarray, ...],
@@ -459,9 +554,11 @@ def chunk_class_shifts(
     (``stats``: the core's chunk statistics, labelled right and wrong per bin) update it: per
     class, the logit shift of its bins' known correct rates, less the chunk's shift over all
     classes, each bin's information n p (1 - p) over its design effect 1 + n p (1 - p)
-    ``bin_sd``² (the bins' own deviations); a normal posterior, its prior's variance ``sd``²
-    plus how far the labelled chunks' classes moved (:func:`_zero_mean_tau2` of their
-    residuals)."""
+    ``bin_sd``² (the bins' own deviations). Every chunk's shift of a class then follows from
+    all chunks' labels (:func:`_class_walk`): its own movement N(0, ``sd``²) around a level
+    that production's labels can show moved off the reference, at once or chunk by chunk (a
+    concept shift of one class: the card tiers' second class after theirs), so that a chunk
+    learns from its neighbours' labels, not only its own few hundred."""
     k = bins.n_classes
     n_chunks = np.asarray(stats[0]).shape[0]
     rate = np.clip((bins.correct + 0.5) / (bins.correct + bins.wrong + 1.0), 1e-6, 1 - 1e-6)
@@ -482,15 +579,12 @@ def chunk_class_shifts(
                 weight.sum(axis=1, keepdims=True), 1e-300
             )
         residual = shift - common
-        # Production can move a class further than the reference's periods did (a concept
-        # shift of one class): the labelled chunks' residuals, around 0, show how far.
-        seen = (weight > 0) & labelled[:, None]
-        moved = _zero_mean_tau2(residual[seen], 1.0 / weight[seen])
-        prior = sd**2 + moved
-        with np.errstate(divide="ignore"):
-            post_var = 1.0 / (1.0 / prior + weight)
-        post_mean = post_var * weight * residual
-        mean[labelled], var[labelled] = post_mean[labelled], post_var[labelled]
+        for j in range(k):
+            # Chunks are in time order (by size, number or period), which the walk uses.
+            seen = labelled & (weight[:, j] > 0)
+            if seen.any():
+                noise = np.where(seen, 1.0 / np.where(seen, weight[:, j], 1.0), np.inf)
+                mean[:, j], var[:, j] = _class_walk(residual[:, j], noise, sd)
     class_sd = np.sqrt(var)
     own_sd = class_sd[:, bins.predicted]
     centring = np.stack([_mean_preserving_offset(rate, row) for row in own_sd])
