@@ -281,6 +281,33 @@ def test_multimodal_regions_are_ordered_and_disjoint(samples: list[float], ci: f
     assert flat[-1] <= 1.0
 
 
+@given(
+    metric=st.sampled_from([*BINARY_METRICS, "roc_auc", "average_precision", "not_a_metric"]),
+    samples=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=200),
+    ci=st.one_of(st.floats(0.01, 0.999), hostile),
+)
+def test_no_worse_rope_spans_from_the_reference_edge_to_the_best_value(
+    metric: str, samples: list[float], ci: Any
+) -> None:
+    """Any reference posterior: a ROPE inside the metric's bounds, from the reference HDI's worse
+    edge to the best value; a metric with no better direction or a bad ``ci`` is refused."""
+    reference = pe.Posterior(metric, samples=np.array(samples))
+    try:
+        low, high = pe.no_worse_rope(reference, ci)
+    except DOCUMENTED:
+        return
+    hdi = reference.hdi(ci)
+    assert 0.0 <= low <= high <= 1.0
+    better = pe.metric_info(metric).better if metric in pe.available_metrics() else "higher"
+    assert (low, high) == ((hdi[0], 1.0) if better == "higher" else (0.0, hdi[1]))
+
+
+@given(value=hostile)
+def test_hostile_values_for_no_worse_rope(value: Any) -> None:
+    with contextlib.suppress(*DOCUMENTED):
+        pe.no_worse_rope(value)
+
+
 @given(value=hostile)
 def test_hostile_values_for_inference(value: Any) -> None:
     a = pe.ConfusionMatrix.from_counts(tp=3, fp=1, tn=4, fn=2).posterior("f1", rng=0)
