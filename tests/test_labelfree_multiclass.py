@@ -5,6 +5,8 @@ over simulated replications (slow)."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -16,10 +18,15 @@ from sklearn.metrics import f1_score
 import probeval as pe
 from probeval import _core
 from probeval.labelfree.multiclass import (
-    _class_walk,
+    _WALK_SHARE,
+    _WALK_START_VAR,
+    _WALK_STEP_VAR,
+    _class_walks,
     _mean_preserving_offset,
     _tilt_mode,
     _walk_moments,
+    _walk_moved_prior,
+    _walk_share_prior,
     chunk_class_shifts,
     chunk_error_tilts,
     class_shift_sd,
@@ -492,12 +499,82 @@ def test_labels_show_a_class_that_moved_from_some_chunk_on() -> None:
         errors_walk, errors_own, covered = [], [], []
         for _ in range(200):
             residual = moved + rng.normal(0.0, 0.12, 12)
-            mean, var = _class_walk(residual, noise, 0.0)
+            mean, var = (a[:, 0] for a in _class_walks(residual[:, None], noise[:, None], 0.0))
             errors_walk.append(np.abs(mean - moved).mean())
             errors_own.append(np.abs(residual - moved).mean())
             covered.append(np.mean(np.abs(mean - moved) <= 1.96 * np.sqrt(var)))
         assert np.mean(errors_walk) < ratio * np.mean(errors_own)
         assert np.mean(covered) >= 0.85
+
+
+def test_class_walks_match_enumerating_which_classes_moved() -> None:
+    """The classes' walks against the same model summed over which classes moved (2^K
+    indicator vectors, each with its prior from the share π's), each class's moments those of
+    its (s0, q) posterior given that it moved, or of s0 = q = 0 given that it stayed."""
+    rng = np.random.default_rng(38)
+    n, k, own = 9, 3, 0.01
+    residual = rng.normal(0.0, 1.0, (n, k)) * np.array([0.1, 0.4, 0.6]) + np.array([0.3, 0, -0.2])
+    noise = rng.uniform(0.02, 0.4, (n, k))
+    noise[rng.random((n, k)) < 0.3] = np.inf
+    noise[0] = 0.1
+    mean, var = _class_walks(residual, noise, math.sqrt(own))
+    moved_prior = _walk_moved_prior(n)
+    share, share_prior = _WALK_SHARE, _walk_share_prior()
+    parts = []
+    for j in range(k):
+        m, v, log_likelihood = _walk_moments(
+            residual[:, j], noise[:, j], own, _WALK_START_VAR, _WALK_STEP_VAR
+        )
+        likelihood = np.exp(log_likelihood)
+        posterior = moved_prior * likelihood / (moved_prior @ likelihood)
+        parts.append(
+            {
+                False: (likelihood[0], m[:, 0], v[:, 0] + m[:, 0] ** 2),
+                True: (moved_prior @ likelihood, m @ posterior, (v + m**2) @ posterior),
+            }
+        )
+    first, second, total = np.zeros((n, k)), np.zeros((n, k)), 0.0
+    for moved in itertools.product([False, True], repeat=k):
+        count = sum(moved)
+        weight = float(share_prior @ (share**count * (1.0 - share) ** (k - count)))
+        for j in range(k):
+            weight *= parts[j][moved[j]][0]
+        total += weight
+        for j in range(k):
+            first[:, j] += weight * parts[j][moved[j]][1]
+            second[:, j] += weight * parts[j][moved[j]][2]
+    np.testing.assert_allclose(mean, first / total, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(var, second / total - (first / total) ** 2, rtol=1e-8, atol=1e-12)
+
+
+def test_classes_that_moved_make_a_rare_class_movement_likelier() -> None:
+    """Twelve chunks; two common classes known to within 0.15 logit per chunk, a rare one to
+    within 0.55; 200 streams per case. The share of classes that moved is learned from all
+    three: when the common ones moved (+0.5, -0.3), the rare one's move of -0.4 is found better
+    than from its own labels alone (measured error .183 against .228, normal-interval coverage
+    0.83 against 0.70); when none moved, the rare one stays nearer 0 (.014 against .025). The
+    price is paid where the classes disagree: a rare class that stayed while the others moved
+    (.050 against .021), or one that moved alone (.255 against .220, coverage 0.60 against
+    0.74)."""
+    rng = np.random.default_rng(37)
+    sds = np.array([0.15, 0.15, 0.55])
+    cases = [
+        ([0.5, -0.3], -0.4, True),
+        ([0.0, 0.0], 0.0, True),
+        ([0.5, -0.3], 0.0, False),
+        ([0.0, 0.0], -0.4, False),
+    ]
+    for others, rare, better in cases:
+        truth = np.array([*others, rare])
+        together, alone = [], []
+        for _ in range(200):
+            residual = truth + rng.normal(0.0, 1.0, (12, 3)) * sds
+            noise = np.tile(sds**2, (12, 1))
+            mean, _ = _class_walks(residual, noise, 0.0)
+            own, _ = _class_walks(residual[:, 2:], noise[:, 2:], 0.0)
+            together.append(np.abs(mean[:, 2] - rare).mean())
+            alone.append(np.abs(own[:, 0] - rare).mean())
+        assert bool(np.mean(together) < 0.9 * np.mean(alone)) is better, (others, rare)
 
 
 def test_save_and_load_give_identical_estimates(tmp_path: Any) -> None:
@@ -766,7 +843,7 @@ def test_class_walk_property(chunks: int, sd: float, scale: float, seed: int) ->
     noise = rng.uniform(1e-4, 4.0, chunks)
     noise[rng.random(chunks) < 0.5] = np.inf
     noise[rng.integers(0, chunks)] = rng.uniform(1e-4, 4.0)
-    mean, var = _class_walk(residual, noise, sd)
+    mean, var = (a[:, 0] for a in _class_walks(residual[:, None], noise[:, None], sd))
     assert mean.shape == var.shape == (chunks,)
     assert np.all(np.isfinite(mean))
     assert np.all(np.isfinite(var))
