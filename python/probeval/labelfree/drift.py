@@ -51,6 +51,7 @@ __all__ = [
     "merge_periods",
     "period_sums",
     "production_priors",
+    "production_walk_priors",
     "score_shift_distance",
     "shift_diagnostic",
     "shift_spread",
@@ -145,7 +146,9 @@ _MOVED_SHARE = np.linspace(0.0, 1.0, 21)
 #: (employment 2.0 / 1.6 / 1.2), while labels that show a shift still take it up: 5% labelled, a
 #: +0.4 logit shift of half the stream covered 0.95 / 0.93 / 0.95 (accuracy, precision, recall;
 #: 0.96 / 0.93 / 0.96 with 0.5; 0.94 / 0.92 / 0.94 once the draws' tilt grid was refined,
-#: :data:`_PRODUCTION_TILT_DRAWN`). With 0.8 that fell to 0.95 / 0.91 / 0.94.
+#: :data:`_PRODUCTION_TILT_DRAWN`). With 0.8 that fell to 0.95 / 0.91 / 0.94. The same mass is
+#: production's course's "stayed" (:func:`production_walk_priors`): 10 / 50 / 250 / 5,000 labels
+#: in the stable stream, 2.25 / 1.36 / 0.98 / 0.73 times as wide.
 _NOT_MOVED = 0.7
 #: The same model for the tilt b, with prior mass 0.95 on "no chunk's tilt moved". Labels then show
 #: a calibration that flattened (NannyML's card tiers after their concept shift, 20% of rows
@@ -722,4 +725,143 @@ def production_priors(
     out = np.tile(shared, (log_likelihood.shape[0], 1))
     for row, chunk in enumerate(np.flatnonzero(labelled)):
         out[chunk] = prior(total - terms[row])
+    return out
+
+
+#: Production's own course through time, for the shift a once labels arrive
+#: (:func:`production_walk_priors`): where its level starts off the reference's (sd s0), how far
+#: it walks from one chunk to the next (sd q), the chance r that it jumps (a concept shift from
+#: some chunk on: N(0, ``_WALK_JUMP_SD``²) on top) and, instead of the reference periods' drift
+#: G, chunks that spread around the level by N(0, ω²) (production's own spread, smaller or
+#: larger than the reference's windows showed).
+_WALK_START = np.array([0.0, 0.05, 0.1, 0.2, 0.4, 0.8])
+_WALK_STEP = np.array([0.0, 0.05])
+_WALK_JUMP = np.array([0.0, 0.1])
+_WALK_JUMP_SD = 0.4
+_WALK_OWN = np.array([0.03, 0.1])
+#: Prior weight of the chunks spreading by G (the reference periods' drift) rather than by their
+#: own ω (the rest, split evenly).
+_WALK_OWN_G = 0.8
+
+
+def _grid_normal(grid: np.ndarray, centre: np.ndarray, sd: float) -> np.ndarray:
+    """Rows: a normal of ``sd`` around each ``centre`` on ``grid``, normalised (sd below half a
+    step: that step's width; sd 0: the nearest point)."""
+    step = float(grid[1] - grid[0])
+    if sd <= 0:
+        out = np.zeros((centre.shape[0], grid.shape[0]))
+        out[np.arange(centre.shape[0]), np.abs(grid[None] - centre[:, None]).argmin(axis=1)] = 1.0
+        return out
+    width = max(sd, step / 2.0)
+    out = np.exp(-0.5 * ((grid[None] - centre[:, None]) / width) ** 2)
+    normalised: np.ndarray = out / out.sum(axis=1, keepdims=True)
+    return normalised
+
+
+def _walk_hyper_prior() -> np.ndarray:
+    """Prior weights of the (ω or G, s0, q, r) combinations of :func:`production_walk_priors`,
+    shape (len(_WALK_OWN) + 1, len(_WALK_START), len(_WALK_STEP) x len(_WALK_JUMP)): the
+    production that did not move (G, every sd 0) :data:`_NOT_MOVED` of G's share, the rest of
+    each share spread evenly over s0 and r, q with :data:`STILL_PRIOR` on 0."""
+    step = np.concatenate(
+        [
+            [STILL_PRIOR],
+            np.full(_WALK_STEP.shape[0] - 1, (1.0 - STILL_PRIOR) / (_WALK_STEP.shape[0] - 1)),
+        ]
+    )
+    course = np.einsum(
+        "i,j,k->ijk",
+        np.full(_WALK_START.shape[0], 1.0),
+        step,
+        np.full(_WALK_JUMP.shape[0], 1.0),
+    ).reshape(_WALK_START.shape[0], -1)
+    course[0, 0] = 0.0
+    course *= (1.0 - _NOT_MOVED) / course.sum()
+    course[0, 0] = _NOT_MOVED
+    own = np.concatenate(
+        [[_WALK_OWN_G], np.full(_WALK_OWN.shape[0], (1.0 - _WALK_OWN_G) / _WALK_OWN.shape[0])]
+    )
+    out: np.ndarray = own[:, None, None] * course[None]
+    return out
+
+
+def production_walk_priors(
+    shift: np.ndarray,
+    log_prior: np.ndarray,
+    log_likelihood: np.ndarray,
+    labelled: np.ndarray,
+) -> np.ndarray:
+    """Per chunk (in time order), the prior log-density of its shift a (on the uniform grid
+    ``shift``) given the labels that arrived in the *other* chunks, for production that keeps a
+    course through time.
+
+    a_c = m_c + d_c: the chunk's own drift d_c follows the reference's periods (``log_prior``,
+    G), or production's own spread N(0, ω²); the level m_c starts at N(0, s0²) and moves from
+    chunk to chunk by N(0, q²), and with chance r jumps by a further N(0, 0.4²). With every sd
+    0 and G, production stayed where the reference's periods put it (prior
+    :data:`_NOT_MOVED`). Per combination (:func:`_walk_hyper_prior`), the forward-backward
+    algorithm on the grid gives each chunk's level given the others' labels; the combinations
+    are averaged by their posterior given the other chunks' labels. ``log_likelihood``
+    (chunks, G) is ln P(chunk's labels | a) from the core, ``labelled`` marks the chunks that
+    have labels; the core adds a chunk's own labels. A concept shift from some chunk on then
+    shows in every later chunk's prior, where an exchangeable mixture of moved and unmoved
+    chunks could not tell which chunks moved from a few hundred labels each."""
+    n, size = log_likelihood.shape
+    zero = int(np.abs(shift).argmin())
+    g = np.exp(log_prior - log_prior.max())
+    g /= g.sum()
+    # conv[o, m, a]: P(a | level m) for each own spread (G first); G's centre is the grid's 0.
+    index = np.arange(size)
+    offset = index[None, :] - index[:, None] + zero
+    inside = (offset >= 0) & (offset < size)
+    by_g = np.where(inside, g[np.clip(offset, 0, size - 1)], 0.0)
+    conv = np.stack([by_g] + [_grid_normal(shift, shift, w) for w in _WALK_OWN])
+    conv /= np.maximum(conv.sum(axis=2, keepdims=True), 1e-300)
+    lik = np.ones((n, size))
+    top = log_likelihood.max(axis=1, keepdims=True)
+    lik[labelled] = np.exp(log_likelihood[labelled] - top[labelled])
+    emit = np.einsum("oma,ca->ocm", conv, lik)  # P(chunk's labels | level), up to a constant
+    moves = [(q, rho) for q in _WALK_STEP for rho in _WALK_JUMP]
+    jump = _grid_normal(shift, shift, _WALK_JUMP_SD)
+    kernels = np.stack([(1 - rho) * _grid_normal(shift, shift, q) + rho * jump for q, rho in moves])
+    starts = np.concatenate([_grid_normal(shift, np.zeros(1), sd) for sd in _WALK_START])
+    o, s, k = conv.shape[0], starts.shape[0], kernels.shape[0]
+    # Messages per combination, laid out (moves, own spreads x starts, grid) so that each step
+    # is one batched matrix product per move. Forward: predicted (before the chunk's labels,
+    # kept in single precision: 72 combinations x 241 points per chunk) and filtered.
+    predicted = np.empty((n, k, o * s, size), dtype=np.float32)
+    log_scale = np.zeros((k, o * s))
+    message = np.broadcast_to(np.tile(starts, (o, 1))[None], (k, o * s, size)).copy()
+    emit_rows = np.repeat(emit, s, axis=0)  # (own spreads x starts, chunks, grid)
+    for c in range(n):
+        if c > 0:
+            message = message @ kernels
+        predicted[c] = message
+        message = message * emit_rows[None, :, c]
+        total = message.sum(axis=2)
+        log_scale += np.log(np.maximum(total, 1e-300))
+        message /= np.maximum(total, 1e-300)[..., None]
+    # Backward messages (normalised), and each chunk's level given the others' labels.
+    with np.errstate(divide="ignore"):
+        log_hyper = np.log(_walk_hyper_prior()).transpose(2, 0, 1).reshape(k, o * s)
+    back = np.ones((k, o * s, size))
+    transposed = kernels.transpose(0, 2, 1)
+    out = np.empty((n, size))
+    for c in range(n - 1, -1, -1):
+        level = predicted[c] * back
+        level /= np.maximum(level.sum(axis=2, keepdims=True), 1e-300)
+        seen = emit_rows[None, :, c]
+        own = np.log(np.maximum((level * seen).sum(axis=2), 1e-300))
+        # The combinations' weights given the other chunks' labels: all labels' evidence less
+        # this chunk's own given the others.
+        weight = log_hyper + log_scale - own
+        weight = np.exp(weight - weight.max())
+        weight /= weight.sum()
+        by_own = np.einsum("kr,krm->rm", weight, level).reshape(o, s, size).sum(axis=1)
+        density = np.einsum("om,oma->a", by_own, conv)
+        with np.errstate(divide="ignore"):
+            out[c] = np.log(density / density.max())
+        if c > 0:
+            back = (back * seen) @ transposed
+            back /= np.maximum(back.sum(axis=2, keepdims=True), 1e-300)
     return out
