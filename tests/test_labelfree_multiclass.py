@@ -18,15 +18,15 @@ from sklearn.metrics import f1_score
 import probeval as pe
 from probeval import _core
 from probeval.labelfree.multiclass import (
-    _WALK_SHARE,
-    _WALK_START_VAR,
-    _WALK_STEP_VAR,
+    _CLASS_WALK_SHARE,
+    _CLASS_WALK_START_VAR,
+    _CLASS_WALK_STEP_VAR,
+    _class_walk_moments,
+    _class_walk_moved_prior,
+    _class_walk_share_prior,
     _class_walks,
     _mean_preserving_offset,
     _tilt_mode,
-    _walk_moments,
-    _walk_moved_prior,
-    _walk_share_prior,
     chunk_class_shifts,
     chunk_error_tilts,
     class_shift_sd,
@@ -468,7 +468,7 @@ def test_walk_moments_match_the_gaussian_posterior() -> None:
     noise = rng.uniform(0.01, 0.2, n)
     noise[[1, 4, 5]] = np.inf
     start, step = np.array([0.0, 0.09, 0.5, 0.0]), np.array([0.0, 0.01, 0.0, 0.04])
-    means, variances, log_likelihood = _walk_moments(residual, noise, own, start, step)
+    means, variances, log_likelihood = _class_walk_moments(residual, noise, own, start, step)
     seen = np.isfinite(noise)
     index = np.arange(n)
     dense = []
@@ -518,12 +518,12 @@ def test_class_walks_match_enumerating_which_classes_moved() -> None:
     noise[rng.random((n, k)) < 0.3] = np.inf
     noise[0] = 0.1
     mean, var = _class_walks(residual, noise, math.sqrt(own))
-    moved_prior = _walk_moved_prior(n)
-    share, share_prior = _WALK_SHARE, _walk_share_prior()
+    moved_prior = _class_walk_moved_prior(n)
+    share, share_prior = _CLASS_WALK_SHARE, _class_walk_share_prior()
     parts = []
     for j in range(k):
-        m, v, log_likelihood = _walk_moments(
-            residual[:, j], noise[:, j], own, _WALK_START_VAR, _WALK_STEP_VAR
+        m, v, log_likelihood = _class_walk_moments(
+            residual[:, j], noise[:, j], own, _CLASS_WALK_START_VAR, _CLASS_WALK_STEP_VAR
         )
         likelihood = np.exp(log_likelihood)
         posterior = moved_prior * likelihood / (moved_prior @ likelihood)

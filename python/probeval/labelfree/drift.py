@@ -693,13 +693,10 @@ def production_priors(
     ln P(chunk's labels | a) from the core, ``labelled`` marks the chunks that have labels. A
     labelled chunk's prior leaves its own labels out (the core adds them), the others use all
     labels."""
-    step = float(shift[1] - shift[0])
     g = np.exp(log_prior - log_prior.max())
     g /= g.sum()
     mean, sd = (a.ravel() for a in np.meshgrid(_MOVED_MEAN, _MOVED_SD, indexing="ij"))
-    width = np.maximum(sd, step / 2)
-    slab = np.exp(-0.5 * ((shift[None, :] - mean[:, None]) / width[:, None]) ** 2)
-    slab /= slab.sum(axis=1, keepdims=True)
+    slab = _grid_normal(shift, mean, sd)
     eps = _MOVED_SHARE[:, None]
     share_prior = np.full(eps.shape[0], (1.0 - not_moved) / (eps.shape[0] - 1))
     share_prior[0] = not_moved
@@ -744,18 +741,20 @@ _WALK_OWN = np.array([0.03, 0.1])
 _WALK_OWN_G = 0.8
 
 
-def _grid_normal(grid: np.ndarray, centre: np.ndarray, sd: float) -> np.ndarray:
-    """Rows: a normal of ``sd`` around each ``centre`` on ``grid``, normalised (sd below half a
-    step: that step's width; sd 0: the nearest point)."""
+def _grid_normal(grid: np.ndarray, centre: np.ndarray, sd: float | np.ndarray) -> np.ndarray:
+    """Rows: a normal of ``sd`` (one for all rows, or one per row) around each ``centre`` on
+    ``grid``, normalised (sd below half a step: that step's width; sd 0: the nearest point)."""
     step = float(grid[1] - grid[0])
-    if sd <= 0:
-        out = np.zeros((centre.shape[0], grid.shape[0]))
-        out[np.arange(centre.shape[0]), np.abs(grid[None] - centre[:, None]).argmin(axis=1)] = 1.0
-        return out
-    width = max(sd, step / 2.0)
-    out = np.exp(-0.5 * ((grid[None] - centre[:, None]) / width) ** 2)
-    normalised: np.ndarray = out / out.sum(axis=1, keepdims=True)
-    return normalised
+    sds = np.broadcast_to(np.asarray(sd, dtype=np.float64), centre.shape)
+    width = np.maximum(sds, step / 2.0)
+    out: np.ndarray = np.exp(-0.5 * ((grid[None] - centre[:, None]) / width[:, None]) ** 2)
+    out /= out.sum(axis=1, keepdims=True)
+    point = sds <= 0
+    if point.any():
+        nearest = np.abs(grid[None] - centre[point, None]).argmin(axis=1)
+        out[point] = 0.0
+        out[np.flatnonzero(point), nearest] = 1.0
+    return out
 
 
 def _walk_hyper_prior() -> np.ndarray:
@@ -832,12 +831,16 @@ def production_walk_priors(
     predicted = np.empty((n, k, o * s, size), dtype=np.float32)
     log_scale = np.zeros((k, o * s))
     message = np.broadcast_to(np.tile(starts, (o, 1))[None], (k, o * s, size)).copy()
-    emit_rows = np.repeat(emit, s, axis=0)  # (own spreads x starts, chunks, grid)
+
+    def emit_rows(c: int) -> np.ndarray:
+        """Chunk c's emission per (own spread, start) row of the messages."""
+        return np.broadcast_to(emit[:, c, None], (o, s, size)).reshape(o * s, size)
+
     for c in range(n):
         if c > 0:
             message = message @ kernels
         predicted[c] = message
-        message = message * emit_rows[None, :, c]
+        message = message * emit_rows(c)[None]
         total = message.sum(axis=2)
         log_scale += np.log(np.maximum(total, 1e-300))
         message /= np.maximum(total, 1e-300)[..., None]
@@ -850,7 +853,7 @@ def production_walk_priors(
     for c in range(n - 1, -1, -1):
         level = predicted[c] * back
         level /= np.maximum(level.sum(axis=2, keepdims=True), 1e-300)
-        seen = emit_rows[None, :, c]
+        seen = emit_rows(c)[None]
         own = np.log(np.maximum((level * seen).sum(axis=2), 1e-300))
         # The combinations' weights given the other chunks' labels: all labels' evidence less
         # this chunk's own given the others.

@@ -93,16 +93,16 @@ _TILT_STEPS = 40
 #: first chunk; uniform over these points) and how far it walks from one chunk to the next
 #: (the sd q; mass :data:`STILL_PRIOR` on 0, the rest a half-normal of scale 0.5 / sqrt(chunks):
 #: a walk that moves a class by about half a logit over the whole stream).
-_WALK_START = np.concatenate([[0.0], np.geomspace(0.02, 1.0, 12)])
-_WALK_STEP = np.concatenate([[0.0], np.geomspace(0.005, 0.3, 12)])
-#: The grid's points as variances (s0², q²), s0 varying slowest, as :func:`_walk_moved_prior`
+_CLASS_WALK_START = np.concatenate([[0.0], np.geomspace(0.02, 1.0, 12)])
+_CLASS_WALK_STEP = np.concatenate([[0.0], np.geomspace(0.005, 0.3, 12)])
+#: The grid's points as variances (s0², q²), s0 varying slowest, as :func:`_class_walk_moved_prior`
 #: orders them.
-_WALK_START_VAR, _WALK_STEP_VAR = (
-    a.ravel() ** 2 for a in np.meshgrid(_WALK_START, _WALK_STEP, indexing="ij")
+_CLASS_WALK_START_VAR, _CLASS_WALK_STEP_VAR = (
+    a.ravel() ** 2 for a in np.meshgrid(_CLASS_WALK_START, _CLASS_WALK_STEP, indexing="ij")
 )
 #: The share π of production's classes that moved beyond where the reference's periods put them
 #: (:func:`_class_walks`), on a grid.
-_WALK_SHARE = np.linspace(0.0, 1.0, 21)
+_CLASS_WALK_SHARE = np.linspace(0.0, 1.0, 21)
 #: Prior mass on π = 0 (no class moved); the rest of π's prior is uniform, so that each class
 #: moved with prior probability 0.3. That 0.3 is the earlier per-class prior mass of 0.7 on "this
 #: class stayed", chosen by measurement (20% of rows labelled unless said; mass 0.9 / 0.7 / 0.5):
@@ -116,7 +116,7 @@ _WALK_SHARE = np.linspace(0.0, 1.0, 21)
 #: the rare class's precision covered 0.69 (error .0700) with each class on its own and 0.81
 #: (.0590) with π. All classes moving or none (mass 0.7 on none) covered it 0.90 (.0552) but
 #: held back a class that moved alone: the card tiers' second class, 20% labelled, .0151.
-_WALK_NONE_MOVED = 0.4
+_CLASS_WALK_NONE_MOVED = 0.4
 
 
 def as_score_matrix(name: str, values: Any, n_classes: int | None = None) -> np.ndarray:
@@ -475,29 +475,32 @@ def _zero_mean_tau2(values: np.ndarray, noise: np.ndarray) -> float:
     return float((weight * tau**2).sum())
 
 
-def _walk_moved_prior(n_chunks: int) -> np.ndarray:
+def _class_walk_moved_prior(n_chunks: int) -> np.ndarray:
     """The prior weights of the (s0, q) grid points of :func:`_class_walks` (s0 varying
     slowest) for a class of a production that moved, in a stream of ``n_chunks`` chunks: s0
-    uniform over :data:`_WALK_START`, q as described there (0 included: a class can stay put
+    uniform over :data:`_CLASS_WALK_START`, q as described there (0 included: a class can stay put
     while the others move)."""
-    step = _WALK_STEP[1:]
+    step = _CLASS_WALK_STEP[1:]
     # A half-normal density times each point's width on the geometric grid (∝ q).
     density = np.exp(-0.5 * (step * math.sqrt(n_chunks) / 0.5) ** 2) * step
     step_prior = np.concatenate([[STILL_PRIOR], (1.0 - STILL_PRIOR) * density / density.sum()])
-    prior = np.outer(np.full(_WALK_START.shape[0], 1.0), step_prior).ravel()
+    prior = np.outer(np.full(_CLASS_WALK_START.shape[0], 1.0), step_prior).ravel()
     out: np.ndarray = prior / prior.sum()
     return out
 
 
-def _walk_share_prior() -> np.ndarray:
-    """The prior weights of :data:`_WALK_SHARE`: :data:`_WALK_NONE_MOVED` on 0, the rest
+def _class_walk_share_prior() -> np.ndarray:
+    """The prior weights of :data:`_CLASS_WALK_SHARE`: :data:`_CLASS_WALK_NONE_MOVED` on 0, the rest
     uniform."""
-    prior = np.full(_WALK_SHARE.shape[0], (1.0 - _WALK_NONE_MOVED) / (_WALK_SHARE.shape[0] - 1))
-    prior[0] = _WALK_NONE_MOVED
+    prior = np.full(
+        _CLASS_WALK_SHARE.shape[0],
+        (1.0 - _CLASS_WALK_NONE_MOVED) / (_CLASS_WALK_SHARE.shape[0] - 1),
+    )
+    prior[0] = _CLASS_WALK_NONE_MOVED
     return prior
 
 
-def _walk_moments(
+def _class_walk_moments(
     residual: np.ndarray,
     noise: np.ndarray,
     own: float,
@@ -548,22 +551,22 @@ def _class_walks(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per chunk (in time order) and class, the posterior mean and variance of the class's
     shift given every chunk's labels (``residual`` and ``noise`` (chunks, classes), each class
-    with labels in some chunk; :func:`_walk_moments`, e_c's sd ``sd`` the reference's
+    with labels in some chunk; :func:`_class_walk_moments`, e_c's sd ``sd`` the reference's
     periods'): production's level of a class starts off the reference by N(0, s0²) and walks
     by N(0, q²) per chunk (a concept shift from some chunk on, or a slow drift), averaged over
-    (s0, q) on :data:`_WALK_START` x :data:`_WALK_STEP` by their posterior. A share π of the
-    classes moved (:data:`_WALK_SHARE`, :func:`_walk_share_prior`): each of those took its own
-    (s0, q) (:func:`_walk_moved_prior`), the others stayed at s0 = q = 0, and π is learned from
-    every class's labels, so that classes that clearly moved make a rare class's movement
-    likelier (:data:`_WALK_NONE_MOVED`). Taken at the marginal likelihood's maximum instead,
-    a rare class's walk followed its few labels' noise (a stable stream with 1% labelled:
-    precision error .0603 against .0282)."""
+    (s0, q) on :data:`_CLASS_WALK_START` x :data:`_CLASS_WALK_STEP` by their posterior. A share
+    π of the classes moved (:data:`_CLASS_WALK_SHARE`, :func:`_class_walk_share_prior`): each
+    of those took its own (s0, q) (:func:`_class_walk_moved_prior`), the others stayed at
+    s0 = q = 0, and π is learned from every class's labels, so that classes that clearly moved
+    make a rare class's movement likelier (:data:`_CLASS_WALK_NONE_MOVED`). Taken at the
+    marginal likelihood's maximum instead, a rare class's walk followed its few labels' noise
+    (a stable stream with 1% labelled: precision error .0603 against .0282)."""
     n_chunks, k = residual.shape
-    moved_prior = np.log(_walk_moved_prior(n_chunks))
+    moved_prior = np.log(_class_walk_moved_prior(n_chunks))
     means, variances, weights, still_l, moved_l = [], [], [], [], []
     for j in range(k):
-        mean, var, log_likelihood = _walk_moments(
-            residual[:, j], noise[:, j], sd**2, _WALK_START_VAR, _WALK_STEP_VAR
+        mean, var, log_likelihood = _class_walk_moments(
+            residual[:, j], noise[:, j], sd**2, _CLASS_WALK_START_VAR, _CLASS_WALK_STEP_VAR
         )
         log_weight = log_likelihood + moved_prior
         top = log_weight.max()
@@ -574,13 +577,13 @@ def _class_walks(
         means.append(mean)
         variances.append(var)
         weights.append(weight / weight.sum())
-    # The share π of the classes that moved (prior :func:`_walk_share_prior`); given π, each
+    # The share π of the classes that moved (prior :func:`_class_walk_share_prior`); given π, each
     # class moved or not on its own, and whether it did follows from π and its labels.
     still, moved = np.array(still_l), np.array(moved_l)
     with np.errstate(divide="ignore"):
-        log_share, log_rest = np.log(_WALK_SHARE), np.log1p(-_WALK_SHARE)
+        log_share, log_rest = np.log(_CLASS_WALK_SHARE), np.log1p(-_CLASS_WALK_SHARE)
     terms = np.logaddexp(log_rest[:, None] + still[None], log_share[:, None] + moved[None])
-    total = np.log(_walk_share_prior()) + terms.sum(axis=1)
+    total = np.log(_class_walk_share_prior()) + terms.sum(axis=1)
     share = np.exp(total - total.max())
     share /= share.sum()
     # P(class j moved | π, its labels), averaged over π's posterior.
