@@ -28,8 +28,17 @@ lf_pop = lf.estimate(np.clip(s / 1.3, 0, 1), n_chunks=3, n_samples=3_000, rng=6)
 lf_real = lf.estimate(
     np.clip(s / 1.3, 0, 1), target="realized", chunk_size=2_000, n_samples=2_100, rng=7, y_true=y
 )
+# Partial labels: production's course through time (the forward-backward kernel).
+binary_partial = np.where(rng.random(y.shape[0]) < 0.1, y, -1).astype(float)
+binary_partial[binary_partial < 0] = np.nan
+lf_partial = lf.estimate(
+    np.clip(s / 1.3, 0, 1), chunk_size=500, n_samples=2_100, rng=12, partial_labels=binary_partial
+)
 labelfree = [
-    r.posterior(m, c.index) for r in (lf_pop, lf_real) for c in r.chunks for m in r.metrics
+    r.posterior(m, c.index)
+    for r in (lf_pop, lf_real, lf_partial)
+    for c in r.chunks
+    for m in r.metrics
 ] + [lf_real.realized_posterior(m, c.index) for c in lf_real.chunks for m in lf_real.metrics]
 # Multiclass label-free: the confusion kernel with drift and partial labels, the coupled AUCs.
 mc_lf = pe.LabelFreeEstimator(metrics=["f1_macro", "kappa", "roc_auc_weighted"]).fit(k, p)

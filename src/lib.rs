@@ -17,7 +17,7 @@
 //! | `probeval.labels`            | [`metrics`], [`posterior`] (metric kernels), [`audit`], [`segments`] | `labels.rs`  |
 //! | `probeval.labels.scores`     | [`binning`], [`auc`]                                      | `scores.rs`             |
 //! | `probeval.ensemble`          | [`ensemble`]                                              | `ensemble.rs`           |
-//! | `probeval.labelfree`         | [`labelfree`]                                             | `labelfree.rs`          |
+//! | `probeval.labelfree`         | [`labelfree`], [`course`] (production's course through time) | `labelfree.rs` |
 //! | `probeval._io` (CLI input)   | [`table`] (CSV columns)                                   | `table.rs`              |
 //!
 //! Each row uses only the rows above it (`labelfree` draws with the foundations and evaluates
@@ -38,6 +38,7 @@ pub mod auc;
 pub mod audit;
 pub mod binning;
 pub mod copula;
+pub mod course;
 pub mod ensemble;
 pub mod f1;
 pub mod labelfree;

@@ -492,6 +492,62 @@ def test_production_walk_priors_property(
     np.testing.assert_array_equal(out.max(axis=1), 0.0)
 
 
+def _course_inputs(seed: int) -> list[np.ndarray]:
+    """Small but complete inputs of the core's course kernel: 2 spreads, 3 moves, 2 starts,
+    4 chunks, 9 points (row-stochastic matrices, positive emissions)."""
+    rng = np.random.default_rng(seed)
+
+    def stochastic(*shape: int) -> np.ndarray:
+        values = rng.random(shape) + 0.01
+        out: np.ndarray = values / values.sum(axis=-1, keepdims=True)
+        return out
+
+    return [
+        rng.random((2, 4, 9)) + 0.01,
+        stochastic(2, 9, 9),
+        stochastic(3, 9, 9),
+        stochastic(2, 9),
+        np.log(stochastic(3 * 2 * 2)).reshape(3, 4),
+    ]
+
+
+def test_course_priors_read_arrays_in_any_memory_order() -> None:
+    """Fortran-ordered and strided arrays give the C-ordered result: the binding once borrowed
+    any contiguous buffer as it lay in memory, so a transposed matrix (the hyperprior's
+    log-weights, reshaped from a transpose) came in transposed."""
+    from probeval import _core
+
+    inputs = _course_inputs(3)
+    want = _core.labelfree_course_priors(*inputs)
+    fortran = [np.asfortranarray(a) for a in inputs]
+    strided = [np.repeat(a, 2, axis=-1)[..., ::2] for a in inputs]
+    np.testing.assert_array_equal(_core.labelfree_course_priors(*fortran), want)
+    np.testing.assert_array_equal(_core.labelfree_course_priors(*strided), want)
+
+
+@pytest.mark.parametrize(
+    ("which", "value", "message"),
+    [
+        (0, np.ones((2, 4, 8)), "emit has 64 values"),
+        (2, np.ones((3, 9, 8)), "moves has 216 values"),
+        (4, np.zeros((3, 3)), "log_weight has 9 values"),
+        (1, np.full((2, 9, 9), np.nan), "finite and non-negative"),
+        (0, -np.ones((2, 4, 9)), "finite and non-negative"),
+        (4, np.full((3, 4), -np.inf), "not all -inf"),
+        (4, np.full((3, 4), np.inf), "below \\+inf"),
+    ],
+)
+def test_course_priors_refuse_inputs_that_do_not_fit(
+    which: int, value: np.ndarray, message: str
+) -> None:
+    from probeval import _core
+
+    inputs = _course_inputs(4)
+    inputs[which] = value
+    with pytest.raises(ValueError, match=message):
+        _core.labelfree_course_priors(*inputs)
+
+
 def test_a_concept_shift_from_some_chunk_on_is_learned_in_time_order() -> None:
     """Twelve chunks whose labels each give the shift to within 0.15 logit, the shift moving by
     -0.3 from the seventh on, 40 streams: with production's course through time each chunk's

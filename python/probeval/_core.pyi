@@ -40,6 +40,7 @@ __all__ = [
     "f1_mean_var",
     "f1_mode",
     "labelfree_chunk_stats",
+    "labelfree_course_priors",
     "labelfree_drift_likelihood",
     "labelfree_drift_shift",
     "labelfree_estimate",
@@ -218,6 +219,13 @@ def labelfree_drift_shift(
     calibration_args: tuple[Any, ...],
     drift_args: tuple[Any, ...],
     stats: tuple[npt.NDArray[np.float64], ...],
+) -> npt.NDArray[np.float64]: ...
+def labelfree_course_priors(
+    emit: npt.NDArray[np.float64],
+    spread: npt.NDArray[np.float64],
+    moves: npt.NDArray[np.float64],
+    starts: npt.NDArray[np.float64],
+    log_weight: npt.NDArray[np.float64],
 ) -> npt.NDArray[np.float64]: ...
 def labelfree_drift_likelihood(
     calibration_args: tuple[Any, ...],

@@ -3,7 +3,7 @@
 use crate::parallel;
 use numpy::ndarray::Dimension;
 use numpy::ndarray::IntoDimension;
-use numpy::{Element, PyArray, PyArray1, PyArrayMethods, PyReadonlyArray};
+use numpy::{Element, PyArray, PyArray1, PyArrayMethods, PyReadonlyArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::borrow::Cow;
@@ -84,15 +84,17 @@ fn is_main_thread(py: Python<'_>) -> PyResult<bool> {
     Ok(main.is(&threading.call_method0("current_thread")?))
 }
 
-/// The elements of an array in C order: borrowed when contiguous, copied when strided.
+/// The elements of an array in C order: borrowed when C-contiguous, copied otherwise.
+/// (`as_slice` also borrows a Fortran-ordered array, in its memory order: a transposed
+/// matrix would come out transposed.)
 pub(super) fn flat<'a, T, D>(array: &'a PyReadonlyArray<'_, T, D>) -> Cow<'a, [T]>
 where
     T: Element + Copy,
     D: Dimension,
 {
     match array.as_slice() {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => Cow::Owned(array.as_array().iter().copied().collect()),
+        Ok(s) if array.is_c_contiguous() => Cow::Borrowed(s),
+        _ => Cow::Owned(array.as_array().iter().copied().collect()),
     }
 }
 

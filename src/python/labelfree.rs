@@ -480,3 +480,32 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
     })?;
     shaped(py, out, [n_chunks, parsed.len(), n_samples])
 }
+
+/// Per chunk, the log-density of its calibration shift on the grid given every other chunk's
+/// labels, production keeping a course through time: `emit` (spreads, chunks, points),
+/// `spread` (spreads, points, points), `moves` (moves, points, points), `starts` (starts,
+/// points), `log_weight` (moves, spreads × starts); shape (chunks, points).
+#[pyfunction]
+pub(super) fn labelfree_course_priors<'py>(
+    py: Python<'py>,
+    emit: PyReadonlyArray3<'py, f64>,
+    spread: PyReadonlyArray3<'py, f64>,
+    moves: PyReadonlyArray3<'py, f64>,
+    starts: PyReadonlyArray2<'py, f64>,
+    log_weight: PyReadonlyArray2<'py, f64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let (points, chunks) = (starts.as_array().ncols(), emit.as_array().shape()[1]);
+    let (emit, spread, moves) = (flat(&emit), flat(&spread), flat(&moves));
+    let (starts, log_weight) = (flat(&starts), flat(&log_weight));
+    let course = crate::course::Course {
+        points,
+        chunks,
+        emit: &emit,
+        spread: &spread,
+        moves: &moves,
+        starts: &starts,
+        log_weight: &log_weight,
+    };
+    let out = run(py, || crate::course::course_priors(&course))?;
+    shaped(py, out, [chunks, points])
+}

@@ -9,7 +9,7 @@
 //! | `labels.rs`       | confusion-matrix metrics and draws, paired, audited, segments  | `probeval.labels`   |
 //! | `scores.rs`       | distinct scores, bins, ROC AUC and average precision           | `probeval.labels`   |
 //! | `ensemble.rs`     | per-sample ensemble statistics                                 | `probeval.ensemble` |
-//! | `labelfree.rs`    | calibration fit, chunk statistics, label-free draws            | `probeval.labelfree`|
+//! | `labelfree.rs`    | calibration fit, chunk statistics, label-free draws, course    | `probeval.labelfree`|
 //! | `table.rs`        | CSV header and columns for the command line                    | `probeval._io`      |
 //!
 //! Every function is a thin wrapper in the same shape: borrow the numpy buffers
@@ -39,8 +39,9 @@ mod _core {
     use super::ensemble::{ensemble_statistic_names, ensemble_stats};
     #[pymodule_export]
     use super::labelfree::{
-        labelfree_chunk_stats, labelfree_drift_likelihood, labelfree_drift_shift,
-        labelfree_estimate, labelfree_estimate_multiclass, labelfree_fit, labelfree_fit_counts,
+        labelfree_chunk_stats, labelfree_course_priors, labelfree_drift_likelihood,
+        labelfree_drift_shift, labelfree_estimate, labelfree_estimate_multiclass, labelfree_fit,
+        labelfree_fit_counts,
     };
     #[pymodule_export]
     use super::labels::{
