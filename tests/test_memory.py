@@ -13,6 +13,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent(
     """
     import json, os
@@ -68,6 +70,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_repeated_calls_do_not_grow_the_resident_set() -> None:
     n_calls = 100_000
     result = subprocess.run(
