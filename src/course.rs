@@ -160,7 +160,7 @@ fn normalise(x: &mut [f64]) -> f64 {
 
 /// The forward and backward passes of every chain of one move kernel: chain r starts from
 /// start `r % starts` and sees the emissions of spread `r / starts`.
-fn run_kernel(course: &Course<'_>, kernel: &Kernel) -> Chains {
+fn run_kernel(course: &Course<'_>, kernel: &Kernel) -> Result<Chains> {
     let g = course.points;
     let transposed = kernel.transposed(g);
     let (n, s) = (course.chunks, course.n_starts());
@@ -169,7 +169,16 @@ fn run_kernel(course: &Course<'_>, kernel: &Kernel) -> Chains {
         let spread = r / s;
         &course.emit[(spread * n + c) * g..(spread * n + c + 1) * g]
     };
-    let mut level = vec![0f32; rows * n * g];
+    // Every chain's level at every chunk, kept for the backward pass: the one buffer that
+    // grows with the stream (69 MB at 1,000 chunks), so a failed allocation is an error.
+    let len = rows.saturating_mul(n).saturating_mul(g);
+    let mut level: Vec<f32> = Vec::new();
+    level
+        .try_reserve_exact(len)
+        .map_err(|_| Error::OutOfMemory {
+            bytes: len.saturating_mul(std::mem::size_of::<f32>()),
+        })?;
+    level.resize(len, 0.0);
     let mut message: Vec<f64> = (0..rows)
         .flat_map(|r| course.starts[(r % s) * g..(r % s + 1) * g].iter().copied())
         .collect();
@@ -224,11 +233,11 @@ fn run_kernel(course: &Course<'_>, kernel: &Kernel) -> Chains {
             });
         }
     }
-    Chains {
+    Ok(Chains {
         level,
         own,
         evidence,
-    }
+    })
 }
 
 /// Per chunk, the log-density (maximum 0; -inf where it is 0) of its shift on the grid given
@@ -241,7 +250,7 @@ pub fn course_priors(course: &Course<'_>) -> Result<Vec<f64>> {
     let n_chains = course.n_moves() * rows;
     let kernels = parallel::map(course.n_moves(), |kernel| {
         let rows = course.moves[kernel * g * g..(kernel + 1) * g * g].to_vec();
-        Ok(run_kernel(course, &Kernel::new(rows, g)))
+        run_kernel(course, &Kernel::new(rows, g))
     })?;
     let spreads: Vec<Kernel> = course
         .spread

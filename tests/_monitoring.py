@@ -404,11 +404,17 @@ def expected_metrics(
         orders = score_orders(scores)
     predicted = scores.argmax(axis=1)
     matrix = np.stack([np.bincount(predicted, truth[:, j], k) for j in range(k)])
+    return metrics_of_expectations(matrix, [truth[order, j] for j, order in enumerate(orders)])
+
+
+def metrics_of_expectations(matrix: np.ndarray, positives: list[np.ndarray]) -> dict[str, float]:
+    """Accuracy, macro F1 and macro ROC AUC from an expected confusion matrix (``matrix[j, i]``:
+    expected rows of class j predicted i) and, per class j, each row's probability of being
+    of class j in the order of the scores of j."""
     diag = np.diag(matrix)
     precision, recall = diag / matrix.sum(axis=0), diag / matrix.sum(axis=1)
     aucs = []
-    for j, order in enumerate(orders):
-        positive = truth[order, j]
+    for positive in positives:
         negative = 1.0 - positive
         below = np.cumsum(negative) - negative
         aucs.append(float((positive * below).sum() / (positive.sum() * negative.sum())))

@@ -36,7 +36,7 @@ from probeval.labelfree.multiclass import (
     fit_bins,
     pseudo_scores,
 )
-from tests._monitoring import expected_metrics, score_orders
+from tests._monitoring import expected_metrics, metrics_of_expectations, score_orders
 
 
 def _simulate(
@@ -1006,19 +1006,10 @@ class _MovedOracle:
         bounds = np.concatenate([[0], np.cumsum(self.group_sizes)])
         # matrix[j, i]: expected rows of class j predicted i.
         matrix = np.stack([truth[bounds[i] : bounds[i + 1]].sum(axis=0) for i in range(k)], axis=1)
-        diag = np.diag(matrix)
-        precision, recall = diag / matrix.sum(axis=0), diag / matrix.sum(axis=1)
-        aucs = []
-        for j, order in enumerate(self.orders):
-            positive = self.sorted[j] * factor[j] / denominator[order]
-            negative = 1.0 - positive
-            below = np.cumsum(negative) - negative
-            aucs.append(float((positive * below).sum() / (positive.sum() * negative.sum())))
-        return {
-            "accuracy": float(diag.sum() / matrix.sum()),
-            "f1_macro": float(np.mean(2 * precision * recall / (precision + recall))),
-            "roc_auc_macro": float(np.mean(aucs)),
-        }
+        positives = [
+            self.sorted[j] * factor[j] / denominator[order] for j, order in enumerate(self.orders)
+        ]
+        return metrics_of_expectations(matrix, positives)
 
 
 def test_moved_oracle_is_the_expected_metrics_of_the_moved_scores() -> None:

@@ -831,7 +831,5 @@ def production_walk_priors(
         log_hyper = np.log(_walk_hyper_prior()).transpose(2, 0, 1).reshape(k, o * s)
     # In numpy (batched matrix products) OpenBLAS's threads took 67 chunks from 0.14 s to
     # 4.5 s, and 1,005 chunks from 1.7 s to 72 s, on a machine with other work running.
-    out: np.ndarray = _core.labelfree_course_priors(
-        np.ascontiguousarray(emit), conv, kernels, starts, log_hyper
-    )
+    out: np.ndarray = _core.labelfree_course_priors(emit, conv, kernels, starts, log_hyper)
     return out
