@@ -418,6 +418,104 @@ struct LabelTerms {
     rate_var: Vec<f64>,
     centre: Vec<f64>,
     labelled: Vec<usize>,
+    /// Per labelled bin (in `labelled`'s order), its labels' log-likelihood tabulated in
+    /// t = a + b (ℓᵢ − ℓ̄), when that is cheaper than evaluating it at every grid point.
+    curves: Vec<Option<LabelCurve>>,
+}
+
+impl LabelTerms {
+    /// ln P(bin `i`'s known labels | t), evaluated.
+    fn bin_ln(&self, stats: &ChunkStats, i: usize, t: f64) -> f64 {
+        beta_binomial_ln(
+            stats.labelled_pos[i],
+            stats.labelled_neg[i],
+            self.centre[i] + self.offset[i] + t,
+            self.sd[i] * self.sd[i] + self.rate_var[i],
+        )
+    }
+}
+
+/// Largest interpolation error allowed per bin in a [`LabelCurve`] (log-likelihood units): a
+/// million times below anything a posterior weight could show, and a curve still costs a few
+/// hundred to a few thousand evaluations where the grid of (a, b) costs ten or twenty thousand.
+const CURVE_TOLERANCE: f64 = 1e-9;
+
+/// A bin's labels' log-likelihood as a function of t = a + b (ℓᵢ − ℓ̄) on equally spaced nodes,
+/// read back by four-point (cubic) Lagrange interpolation. The grid of (a, b) asks for it at
+/// every pair: ten to twenty thousand beta-binomial evaluations per bin and chunk, which were
+/// half of an estimate's time with labels. Its error is (9/16) h⁴ |f⁗| / 24 at most, and h⁴ f⁗
+/// is what the table's fourth differences measure, so a table is kept only when they show it
+/// within [`CURVE_TOLERANCE`]. The first step tried follows the binomial's |f⁗| ≤ n / 8 for n
+/// labels; a bin whose rate may be U-shaped (a large own sd) bends harder, and where its
+/// concentration meets its floor the curve has a kink: there the step halves, and past the
+/// budget the bin is evaluated at every grid point as before.
+struct LabelCurve {
+    start: f64,
+    step: f64,
+    values: Vec<f64>,
+}
+
+impl LabelCurve {
+    /// Bin `i`'s curve over [`low`, `high`], or `None` when it would need more than `budget`
+    /// nodes (evaluating at each grid point is then no dearer).
+    fn new(
+        terms: &LabelTerms,
+        stats: &ChunkStats,
+        i: usize,
+        (low, high): (f64, f64),
+        budget: usize,
+    ) -> Option<Self> {
+        let n = stats.labelled_pos[i] + stats.labelled_neg[i];
+        let mut step = (CURVE_TOLERANCE / (0.003 * n.max(1.0))).powf(0.25);
+        loop {
+            let intervals = ((high - low) / step).ceil().max(1.0);
+            // Three further nodes: one below the range and two above, for the stencil.
+            if !intervals.is_finite() || intervals + 3.0 > budget as f64 {
+                return None;
+            }
+            let step_used = (high - low) / intervals;
+            let start = low - step_used;
+            let values: Vec<f64> = (0..intervals as usize + 4)
+                .map(|j| terms.bin_ln(stats, i, start + step_used * j as f64))
+                .collect();
+            let bend = values
+                .windows(5)
+                .map(|w| (w[0] - 4.0 * w[1] + 6.0 * w[2] - 4.0 * w[3] + w[4]).abs())
+                .fold(0.0, f64::max);
+            if bend.is_finite() && bend * 9.0 / 16.0 / 24.0 <= CURVE_TOLERANCE {
+                return Some(Self {
+                    start,
+                    step: step_used,
+                    values,
+                });
+            }
+            step /= 2.0;
+        }
+    }
+
+    /// The curve at t, or `None` outside its nodes.
+    #[inline]
+    fn at(&self, t: f64) -> Option<f64> {
+        let x = (t - self.start) / self.step;
+        // Truncation is the floor wherever the answer is kept (x ≥ 1 - 1e-9).
+        let j = (x as isize).clamp(1, self.values.len() as isize - 3) as usize;
+        let u = x - j as f64;
+        if !(-1e-9..=1.0 + 1e-9).contains(&u) {
+            return None;
+        }
+        let [f0, f1, f2, f3] = [
+            self.values[j - 1],
+            self.values[j],
+            self.values[j + 1],
+            self.values[j + 2],
+        ];
+        // Lagrange on nodes −1, 0, 1, 2.
+        let (um, u1, u2) = (u + 1.0, u - 1.0, u - 2.0);
+        Some(
+            -f0 * u * u1 * u2 / 6.0 + f1 * um * u1 * u2 / 2.0 - f2 * um * u * u2 / 2.0
+                + f3 * um * u * u1 / 6.0,
+        )
+    }
 }
 
 /// An equally spaced grid of values with their prior log-densities (−∞ allowed).
@@ -643,31 +741,51 @@ impl Drift {
                 *o += v;
             }
         }
-        let labelled = (0..k)
+        let labelled: Vec<usize> = (0..k)
             .filter(|&i| stats.labelled_pos[i] + stats.labelled_neg[i] > 0.0)
             .collect();
-        LabelTerms {
+        let mut terms = LabelTerms {
             offset,
             sd,
             rate_var,
             centre,
             labelled,
-        }
+            curves: Vec::new(),
+        };
+        // Every t the grid of (a, b) can ask for, per bin.
+        let span = |g: &Grid| {
+            let (first, last) = (g.values[0], g.values[g.values.len() - 1]);
+            (first.min(last), first.max(last))
+        };
+        let ((a_low, a_high), (b_low, b_high)) = (span(&self.shift), span(&self.tilt));
+        let budget = self.shift.values.len() * self.tilt.values.len();
+        terms.curves = terms
+            .labelled
+            .iter()
+            .map(|&i| {
+                let spread = terms.centre[i] - self.centre;
+                let (x, y) = (b_low * spread, b_high * spread);
+                let range = (a_low + x.min(y), a_high + x.max(y));
+                LabelCurve::new(&terms, stats, i, range, budget)
+            })
+            .collect();
+        terms
     }
 
     /// `start` + ln P(the chunk's known labels | shift a, tilt b), up to a constant.
     fn labels_ln(&self, terms: &LabelTerms, stats: &ChunkStats, a: f64, b: f64, start: f64) -> f64 {
-        terms.labelled.iter().fold(start, |total, &i| {
-            let var = terms.sd[i] * terms.sd[i] + terms.rate_var[i];
-            let spread = terms.centre[i] - self.centre;
-            total
-                + beta_binomial_ln(
-                    stats.labelled_pos[i],
-                    stats.labelled_neg[i],
-                    terms.centre[i] + terms.offset[i] + a + b * spread,
-                    var,
-                )
-        })
+        terms
+            .labelled
+            .iter()
+            .zip(&terms.curves)
+            .fold(start, |total, (&i, curve)| {
+                let t = a + b * (terms.centre[i] - self.centre);
+                total
+                    + curve
+                        .as_ref()
+                        .and_then(|c| c.at(t))
+                        .unwrap_or_else(|| terms.bin_ln(stats, i, t))
+            })
     }
 
     /// A chunk's model: per bin the logit offset and the logit standard deviation of its own
@@ -2057,6 +2175,59 @@ mod tests {
         ] {
             assert!(flat.iter().all(|&l| l == 0.0));
         }
+    }
+
+    #[test]
+    fn tabulated_label_curves_match_the_beta_binomial_at_every_grid_point() {
+        // Production's grids (241 shifts, 81 tilts), chunks from 1 to ~130,000 labels per bin
+        // and bins' own sd from 0 to 2 logit: the interpolated log-likelihood against the
+        // evaluated one at every (a, b) the grid asks for.
+        let (cal, base, chunks) = drift_with_labelled_chunks();
+        let grid = |half: f64, n: usize| Grid {
+            values: (0..n)
+                .map(|i| -half + 2.0 * half * i as f64 / (n - 1) as f64)
+                .collect(),
+            log_prior: vec![0.0; n],
+        };
+        let centre = base.centre_shifts(&cal);
+        let mut worst: f64 = 0.0;
+        let (mut tabulated, mut labelled) = (0, 0);
+        for bin_sd in [0.0, 0.05, 0.5, 2.0] {
+            let drift = Drift {
+                shift: grid(2.5, 241),
+                tilt: grid(1.0, 81),
+                bin_sd,
+                ..base.clone()
+            };
+            for scale in [0.005, 1.0, 100.0] {
+                let mut stats = chunks[0].clone();
+                for v in stats
+                    .labelled_pos
+                    .iter_mut()
+                    .chain(stats.labelled_neg.iter_mut())
+                    .chain(stats.counts.iter_mut())
+                {
+                    *v = (*v * scale).ceil();
+                }
+                let terms = drift.label_terms(&cal, &stats, &centre, 0);
+                tabulated += terms.curves.iter().filter(|c| c.is_some()).count();
+                labelled += terms.labelled.len();
+                let evaluated = LabelTerms {
+                    curves: terms.labelled.iter().map(|_| None).collect(),
+                    ..drift.label_terms(&cal, &stats, &centre, 0)
+                };
+                for &a in &drift.shift.values {
+                    for &b in &drift.tilt.values {
+                        let got = drift.labels_ln(&terms, &stats, a, b, 0.0);
+                        let want = drift.labels_ln(&evaluated, &stats, a, b, 0.0);
+                        worst = worst.max((got - want).abs() / want.abs().max(1.0));
+                    }
+                }
+            }
+        }
+        // Most bins are tabulated (81 of 100 here); the U-shaped ones near their kink are not.
+        assert!(4 * tabulated >= 3 * labelled, "{tabulated} of {labelled}");
+        assert!(worst < 1e-9, "{worst}");
     }
 
     #[test]
