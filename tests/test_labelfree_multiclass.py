@@ -1049,7 +1049,9 @@ def _coverage(
             metrics=names, method=method, unseen_drift=unseen_drift
         ).fit(y_ref, s_ref)
         for target in covered:
-            result = estimator.estimate(s, y_true=y, target=target, n_samples=1_000, rng=rep)
+            # The draws do not depend on y_true; the population target does not need it.
+            labels = y if target == "realized" else None
+            result = estimator.estimate(s, y_true=labels, target=target, n_samples=1_000, rng=rep)
             for name in names:
                 low, high = result.posterior(name).hdi(0.95)
                 truth = population[name] if target == "population" else result.realized(name)

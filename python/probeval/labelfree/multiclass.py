@@ -745,12 +745,9 @@ def auc_correlation(codes: np.ndarray, scores: np.ndarray) -> np.ndarray:
         n_neg = n - n_pos
         if n_pos == 0 or n_neg == 0:
             continue
-        s = scores[:, j]
-        neg, pos = np.sort(s[~positive]), np.sort(s[positive])
-        below = (np.searchsorted(neg, s, "left") + np.searchsorted(neg, s, "right")) / (2 * n_neg)
-        above = 1.0 - (np.searchsorted(pos, s, "left") + np.searchsorted(pos, s, "right")) / (
-            2 * n_pos
-        )
+        neg_left, neg_right, pos_left, pos_right = _class_counts_around(scores[:, j], positive)
+        below = (neg_left + neg_right) / (2 * n_neg)
+        above = 1.0 - (pos_left + pos_right) / (2 * n_pos)
         auc = below[positive].mean()
         influence[:, j] = np.where(positive, (below - auc) * n / n_pos, (above - auc) * n / n_neg)
     sd = influence.std(axis=0)
@@ -760,6 +757,33 @@ def auc_correlation(codes: np.ndarray, scores: np.ndarray) -> np.ndarray:
     out = np.where(np.isfinite(out), out, 0.0)
     np.fill_diagonal(out, 1.0)
     return np.asarray(out, dtype=np.float64)
+
+
+def _class_counts_around(
+    s: np.ndarray, positive: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row, how many negatives score below it and at most its score, and the same for
+    positives: what ``searchsorted(sorted class scores, s, "left" / "right")`` gives, from one
+    sort of all rows (searching 20,000 unsorted scores 40 times was half of a K = 10 fit)."""
+    order = np.argsort(s, kind="stable")
+    ordered = s[order]
+    # Each row's tie group: the first and one past the last position of its score.
+    first = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    group = np.cumsum(np.r_[True, ordered[1:] != ordered[:-1]]) - 1
+    ends = np.r_[first[1:], ordered.shape[0]]
+    pos_before = np.r_[0, np.cumsum(positive[order])]
+    out = []
+    for before in (pos_before[first], pos_before[ends]):
+        counts = np.empty(s.shape[0], dtype=np.int64)
+        counts[order] = before[group]
+        out.append(counts)
+    pos_left, pos_right = out
+    # Rows before a position, less the positives among them.
+    neg_left = np.empty_like(pos_left)
+    neg_right = np.empty_like(pos_right)
+    neg_left[order] = first[group] - pos_before[first][group]
+    neg_right[order] = ends[group] - pos_before[ends][group]
+    return neg_left, neg_right, pos_left, pos_right
 
 
 def couple(
