@@ -980,6 +980,30 @@ def test_auc_correlation_matches_the_bootstrap() -> None:
     assert np.abs(expected - np.eye(4)).max() > 0.2
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6).map(lambda v: v / 6), st.booleans()), min_size=1, max_size=40
+    )
+)
+def test_class_counts_around_each_row_are_the_binary_searches(rows: list[Any]) -> None:
+    """The AUC correlation's counts of each class below / at most each row's score (one sort,
+    tie groups) against ``searchsorted`` into each class's sorted scores; heavy ties."""
+    from probeval.labelfree.multiclass import _class_counts_around
+
+    s = np.array([v for v, _ in rows])
+    positive = np.array([p for _, p in rows])
+    neg, pos = np.sort(s[~positive]), np.sort(s[positive])
+    want = [
+        np.searchsorted(neg, s, "left"),
+        np.searchsorted(neg, s, "right"),
+        np.searchsorted(pos, s, "left"),
+        np.searchsorted(pos, s, "right"),
+    ]
+    for got, expected in zip(_class_counts_around(s, positive), want, strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
 class _MovedOracle:
     """``expected_metrics(scores, _moved(scores, shift))`` for many shifts of the same
     scores, with what does not depend on the shift done once: the rows grouped by predicted
