@@ -446,9 +446,11 @@ const CURVE_TOLERANCE: f64 = 1e-9;
 /// half of an estimate's time with labels. Its error is (9/16) h⁴ |f⁗| / 24 at most, and h⁴ f⁗
 /// is what the table's fourth differences measure, so a table is kept only when they show it
 /// within [`CURVE_TOLERANCE`]. The first step tried follows the binomial's |f⁗| ≤ n / 8 for n
-/// labels; a bin whose rate may be U-shaped (a large own sd) bends harder, and where its
-/// concentration meets its floor the curve has a kink: there the step halves, and past the
-/// budget the bin is evaluated at every grid point as before.
+/// labels; a bin whose rate may be U-shaped (a large own sd) bends harder: there the step
+/// halves, and once the attempts would have cost half the grid's evaluations the bin is
+/// evaluated at every grid point as before (a failed table costs at most half again). A bin
+/// whose concentration can meet its floor ([`concentration`]: logit variance above 3.8) has a
+/// kink there and is evaluated directly from the start.
 struct LabelCurve {
     start: f64,
     step: f64,
@@ -465,12 +467,19 @@ impl LabelCurve {
         (low, high): (f64, f64),
         budget: usize,
     ) -> Option<Self> {
+        let var = terms.sd[i] * terms.sd[i] + terms.rate_var[i];
+        if concentration(0.5, var) <= CONCENTRATION_FLOOR {
+            return None;
+        }
         let n = stats.labelled_pos[i] + stats.labelled_neg[i];
         let mut step = (CURVE_TOLERANCE / (0.003 * n.max(1.0))).powf(0.25);
+        let mut spent = 0.0;
         loop {
             let intervals = ((high - low) / step).ceil().max(1.0);
-            // Three further nodes: one below the range and two above, for the stencil.
-            if !intervals.is_finite() || intervals + 3.0 > budget as f64 {
+            // Three further nodes: one below the range and two above, for the stencil. All
+            // attempts together evaluate at most half as many points as the grid would.
+            spent += intervals + 4.0;
+            if !intervals.is_finite() || 2.0 * spent > budget as f64 {
                 return None;
             }
             let step_used = (high - low) / intervals;
@@ -1158,8 +1167,11 @@ fn concentration(m: f64, var: f64) -> f64 {
     if var <= 0.0 {
         return f64::INFINITY;
     }
-    (1.0 / (var * m * (1.0 - m)) - 1.0).max(0.05)
+    (1.0 / (var * m * (1.0 - m)) - 1.0).max(CONCENTRATION_FLOOR)
 }
+
+/// The least concentration [`concentration`] gives (a rate spread over (0, 1) no further).
+const CONCENTRATION_FLOOR: f64 = 0.05;
 
 /// ln expit(x) without overflow, and finite wherever x is (expit itself rounds to 0 or 1 far
 /// out, and 0 · ln 0 would be NaN).
