@@ -458,8 +458,9 @@ struct LabelCurve {
 }
 
 impl LabelCurve {
-    /// Bin `i`'s curve over [`low`, `high`], or `None` when it would need more than `budget`
-    /// nodes (evaluating at each grid point is then no dearer).
+    /// Bin `i`'s curve for t from `low` to `high`, or `None` (evaluate the bin at each grid
+    /// point) when it may have a kink or when the tables tried would cost more than half of
+    /// `budget`, the grid's number of points.
     fn new(
         terms: &LabelTerms,
         stats: &ChunkStats,
