@@ -275,3 +275,21 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def test_numpy_c_api_is_loaded_when_the_module_is_imported() -> None:
+    """rust-numpy loads NumPy's C API and its borrow-checking capsule lazily, importing numpy
+    modules as it goes; a SIGINT landing there inside a user's first call surfaced as a
+    ``PanicException`` (CI, the "summaries of 10^8 samples" case above). ``_core`` loads both
+    at import, so a fresh process has the capsule before any call."""
+    script = """
+        import numpy._core.multiarray as multiarray
+        assert not hasattr(multiarray, "_RUST_NUMPY_BORROW_CHECKING_API")
+        import probeval._core
+        print(hasattr(multiarray, "_RUST_NUMPY_BORROW_CHECKING_API"))
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True"

@@ -64,6 +64,13 @@ mod _core {
         m.add("MAX_OUTPUT", crate::posterior::MAX_OUTPUT)?;
         m.add("MIN_POSITIVE_SHAPE", crate::special::MIN_POSITIVE_SHAPE)?;
         m.add("MAX_SHAPE", crate::sampling::MAX_SHAPE)?;
+        // rust-numpy loads NumPy's C API and its borrow-checking capsule on first use, and
+        // imports numpy modules to do it. Inside a user's first call, a Ctrl-C landing there
+        // came out as a panic ("Failed to access NumPy array API capsule") instead of
+        // KeyboardInterrupt (tests/test_interrupt.py, CI). Both are loaded here, at import.
+        use numpy::PyArrayMethods;
+        let empty = numpy::PyArray1::<f64>::zeros(m.py(), 0, false);
+        drop(empty.try_readonly()?);
         Ok(())
     }
 }
