@@ -109,11 +109,13 @@ def simulate(
     )
 
 
-def simulated_streams(scenario: str, reps: int) -> list[Stream]:
+def simulated_streams(scenario: str, reps: int, unseen: float | None = None) -> list[Stream]:
     """``reps`` streams of a scenario, stream r from seed r; a scenario with an unseen shift
     takes its normal's (r + ½)/reps quantile (stratified: the few streams' shifts spread over
-    the prior as they would over many draws, which keeps the coverage estimate's noise down)."""
-    sd = SCENARIOS[scenario].get("unseen")
+    the prior as they would over many draws, which keeps the coverage estimate's noise down).
+    ``unseen``: that normal's sd for any scenario (production off the reference by the unseen
+    drift an estimator assumes, on top of the scenario's own failure mode)."""
+    sd = SCENARIOS[scenario].get("unseen") if unseen is None else unseen
     streams = []
     for rep in range(reps):
         shift = None if sd is None else sd * NormalDist().inv_cdf((rep + 0.5) / reps)
