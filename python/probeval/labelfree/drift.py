@@ -324,12 +324,15 @@ def tau_posterior(
     return tau, weight / weight.sum()
 
 
-def tau_estimate(shift: np.ndarray, noise: np.ndarray) -> float:
-    """τ at the maximum of the restricted likelihood of :func:`tau_posterior` (on its grid):
-    the empirical-Bayes estimate of a random effect's sd, for the parts of the model that take
-    one sd rather than τ's whole posterior. With five windows a stable reference cannot rule out
-    a τ of a few hundredths, and the posterior mean of τ² keeps it; the maximum is 0 there."""
-    tau, posterior = tau_posterior(shift, noise)
+def tau_estimate(shift: np.ndarray, noise: np.ndarray, centred: bool = True) -> float:
+    """τ at the maximum of the restricted likelihood of :func:`tau_posterior` (on its grid;
+    ``centred`` as there): the empirical-Bayes estimate of a random effect's sd, for the parts
+    of the model that take one sd rather than τ's whole posterior. With five windows a stable
+    reference cannot rule out a τ of a few hundredths, and the posterior mean of τ² keeps it;
+    the maximum is 0 there. Estimates that say nothing (noise far above any τ on the grid)
+    leave the likelihood flat, and the maximum at 0 too, where the posterior mean is the
+    prior's (0.89)."""
+    tau, posterior = tau_posterior(shift, noise, centred)
     prior = np.full(tau.shape[0], (1.0 - STILL_PRIOR) / (tau.shape[0] - 1))
     prior[0] = STILL_PRIOR
     return float(tau[np.argmax(posterior / prior)])

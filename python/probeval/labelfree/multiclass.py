@@ -387,9 +387,15 @@ def chunk_error_tilts(
     """Each chunk's common tilt of the error shares, as the core takes it (chunks, 2, K): the
     means and sds of g, the prior N(-v/2, v) per class updated by the chunk's known wrong
     predictions ``known`` (chunks, bins, K) (:func:`_tilt_mode`, its normal approximation).
-    v is ``sd``² plus how far the labelled chunks' tilts sit from 0 (:func:`_zero_mean_tau2`
-    of their maximum-likelihood tilts): a production whose classes moved further than the
-    reference's periods did (a concept shift of one class) shows it in its labels."""
+    v is ``sd``² plus how far the labelled chunks' tilts sit from 0: the empirical-Bayes τ²
+    of their maximum-likelihood tilts around 0 (:func:`~probeval.labelfree.drift.tau_estimate`;
+    a class that moved by the same amount in every chunk has moved, not spread). A production
+    whose classes moved further than the reference's periods did (a concept shift of one
+    class) shows it in its labels. τ's posterior mean of τ² added instead the prior's 0.89
+    whenever the labels said nothing (a chunk's one or two known wrong predictions): with 10
+    labels in a stable 60,000-row K = 3 stream (and the confidence calibration held to the
+    reference's periods) macro F1's intervals were 2.1 times as wide as without labels, now
+    0.96; with 1% labelled, the rare class's recall error went from .0326 to .0186."""
     k = sd.shape[0]
     var = sd**2
     labelled = known.sum(axis=(1, 2)) > 0
@@ -399,7 +405,8 @@ def chunk_error_tilts(
         noise = np.array([v for _, v in fits.values()])
         for j in range(k):
             shown = np.isfinite(noise[:, j]) & (noise[:, j] > 0)
-            var[j] += _zero_mean_tau2(tilts[shown, j], noise[shown, j])
+            if shown.any():
+                var[j] += tau_estimate(tilts[shown, j], noise[shown, j], centred=False) ** 2
     out = np.zeros((known.shape[0], 2, k))
     # Centred at -v/2, so that E[e^g_j] = 1 for every class and a bin's shares keep their
     # mean to first order: centred at 0, the classes of larger sd gained share (E[e^g] =
@@ -463,16 +470,6 @@ def _mean_preserving_offset(rate: np.ndarray, sd: np.ndarray) -> np.ndarray:
         slope = (p * (1.0 - p) * _WEIGHTS).sum(axis=1)
         mu = np.clip(mu - value / np.maximum(slope, 1e-12), -10.0, 10.0)
     return mu
-
-
-def _zero_mean_tau2(values: np.ndarray, noise: np.ndarray) -> float:
-    """E[τ²] for values ~ N(0, noise + τ²) (:func:`~probeval.labelfree.drift.tau_posterior`
-    around 0: a class that moved by the same amount in every chunk has moved, not spread). No
-    values: 0."""
-    if values.shape[0] == 0:
-        return 0.0
-    tau, weight = tau_posterior(values, noise, centred=False)
-    return float((weight * tau**2).sum())
 
 
 def _class_walk_moved_prior(n_chunks: int) -> np.ndarray:
