@@ -112,8 +112,10 @@ from probeval.labelfree.multiclass import (
     error_movement,
     fit_bins,
     known_errors,
+    other_score_shares,
     period_errors,
     pseudo_scores,
+    score_tilts,
 )
 from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.scores import ScoreSummary, multiclass_score_posteriors
@@ -894,7 +896,14 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         drift = self._drift_args(drift_model, calibration, stats)
         draws = np.empty((len(chunks), 0, n))
         if confusion_specs:
-            error_alpha, error_tilt = self._error_model(chunks, table, _any_known(known))
+            shown = None
+            if bins.score_shares is not None and self.method != "pooled":
+                group = np.repeat(np.arange(len(chunks)), [c.n_rows for c in chunks])
+                shares, rows = other_score_shares(
+                    bins, u[order], predicted[order], matrix[order], group, len(chunks)
+                )
+                shown = score_tilts(bins.score_shares, shares, rows, bins.error_alpha)
+            error_alpha, error_tilt = self._error_model(chunks, table, _any_known(known), shown)
             draws = _core.labelfree_estimate_multiclass(
                 calibration,
                 stats,
@@ -1118,7 +1127,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         return cache[key]
 
     def _error_model(
-        self, chunks: list[Chunk], table: np.ndarray, labelled: bool
+        self,
+        chunks: list[Chunk],
+        table: np.ndarray,
+        labelled: bool,
+        shown: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """A multiclass fit's error shares for these chunks: each bin's Dirichlet, the
         reference's widened by how much a bin's shares move between stretches of the reference
@@ -1126,8 +1139,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         K), learned likewise and updated by the chunk's known wrong predictions ``table``
         (method "hierarchical"; :func:`error_movement`). The tilt's sd gets the unseen drift's
         part too (:meth:`_unseen`): each class's log-odds moving by N(0, s²/2) at the same
-        scores tilts the error shares by the same amount. Method "pooled", or a fit saved
-        without its periods: the reference's Dirichlet, no tilt."""
+        scores tilts the error shares by the same amount. ``shown``: the tilt each chunk's
+        scores show (:func:`score_tilts`), the centre of its prior. Method "pooled", or a fit
+        saved without its periods: the reference's Dirichlet, no tilt."""
         state = self._state()
         bins: MulticlassBins = state["bins"]
         errors = state["period_errors"]
@@ -1142,7 +1156,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             cache[windows] = error_movement(merged, bins.error_alpha)
         spread, sd = cache[windows]
         sd = np.sqrt(sd**2 + self._unseen(labelled) ** 2 / 2.0)
-        tilts = chunk_error_tilts(sd, table, bins.error_alpha, spread)
+        tilts = chunk_error_tilts(sd, table, bins.error_alpha, spread, shown)
         return drifting_error_alpha(bins.error_alpha, spread), tilts
 
     def _class_shift(
@@ -1574,6 +1588,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "period_errors": None
             if state["period_errors"] is None
             else state["period_errors"].tolist(),
+            "score_shares": None if bins.score_shares is None else bins.score_shares.tolist(),
         }
 
     @classmethod
@@ -1610,6 +1625,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             errors = data.get("period_errors")
             if errors is not None:
                 errors = np.asarray(errors, dtype=np.float64)
+            # Saved before the reference's score shares were kept: no tilt from the scores.
+            score_shares = data.get("score_shares")
+            if score_shares is not None:
+                score_shares = np.asarray(score_shares, dtype=np.float64)
         except KeyError as error:
             raise ValueError(f"the saved estimator lacks the key {error.args[0]!r}") from None
         except TypeError as error:
@@ -1642,6 +1661,12 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             raise ValueError(
                 f"period_errors must be finite and >= 0 with shape ({sums.shape[0]}, {b}, {k})"
             )
+        if score_shares is not None and (
+            score_shares.shape != (b, k)
+            or not np.all(np.isfinite(score_shares))
+            or np.any(score_shares < 0)
+        ):
+            raise ValueError(f"score_shares must be finite and >= 0 with shape ({b}, {k})")
         if not isinstance(declared, bool):
             raise ValueError(f"periods_declared must be true or false, got {declared!r}")
         if ovr and len(ovr) != k:
@@ -1656,6 +1681,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             arrays["correct"],
             arrays["wrong"],
             arrays["error_alpha"],
+            score_shares,
         )
         estimator._fitted = estimator._multiclass_state(
             labels,
