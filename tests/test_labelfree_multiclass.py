@@ -1211,10 +1211,11 @@ def test_coverage_over_400_replications(
     >= 92% of streams whose classes' log-odds moved by the unseen drift it allows for (drawn
     from its prior). Measured (population / realized; accuracy, macro F1, macro AUC):
     K = 3 pooled .935/.932/.932 and .950/.958/.955, unseen 0 .975/.980/.958 and
-    .963/.970/.970, default on moved streams .968/.990/.960 and .973/.990/.970 (.978/.965 and
-    .993/.985 before the error tilt was centred on the one the chunk's scores show); K = 10
-    pooled .932/.950/.955 and .953/.950/.950, unseen 0 .968/.968/.978 and .960/.958/.968,
-    default on moved streams .943/.960/.973 and .945/.953/.950 (before the error shares'
+    .963/.970/.970, default on moved streams .968/.990/.960 and .973/.990/.970 (macro F1
+    .978/.965 and .993/.985 before the score-centred error tilt); K = 10
+    pooled .932/.950/.955 and .953/.950/.950, unseen 0 .968/.965/.978 and .960/.950/.968,
+    default on moved streams .943/.953/.973 and .945/.953/.950 (macro F1 .968/.958 and
+    .960/.953 before the score-centred tilt; before the error shares'
     common tilt and the class shift: macro F1 unseen 0 .980/.968 and .965/.958, moved
     .980/.985 and .948/.953) (``drift_per_shift`` at its
     default throughout: with the bins' part of it, only the realized AUCs moved, by
