@@ -770,7 +770,8 @@ def test_other_score_shares_are_each_bins_mean_of_the_rows_other_shares(
 ) -> None:
     """Per group and bin, the mean over its rows of each row's scores of the classes it did
     not predict, over their sum (rows with only the predicted class's score count as zeros),
-    against a loop over the rows; ties and zero scores included."""
+    against a loop over the rows; ties and zero scores included; and the same rows named by
+    index into the scores (``rows``), in another order."""
     rng = np.random.default_rng(seed)
     y_ref, s_ref = _simulate(rng, 400, k)
     bins, _, _ = fit_bins(s_ref, y_ref, 4)
@@ -788,6 +789,13 @@ def test_other_score_shares_are_each_bins_mean_of_the_rows_other_shares(
             want_means[group[row], which[row]] += other / other.sum()
         want_rows[group[row], which[row]] += 1
     want_means /= np.maximum(want_rows, 1.0)[:, :, None]
+    np.testing.assert_allclose(means, want_means, atol=1e-12)
+    np.testing.assert_array_equal(rows, want_rows)
+    # The same rows named by index into the scores, in another order.
+    order = rng.permutation(n)
+    means, rows = other_score_shares(
+        bins, u[order], predicted[order], scores, group[order], groups, rows=order
+    )
     np.testing.assert_allclose(means, want_means, atol=1e-12)
     np.testing.assert_array_equal(rows, want_rows)
 

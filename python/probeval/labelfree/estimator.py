@@ -900,7 +900,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             if bins.score_shares is not None and self.method != "pooled":
                 group = np.repeat(np.arange(len(chunks)), [c.n_rows for c in chunks])
                 shares, rows = other_score_shares(
-                    bins, u[order], predicted[order], matrix[order], group, len(chunks)
+                    bins, u[order], predicted[order], matrix, group, len(chunks), rows=order
                 )
                 shown = score_tilts(bins.score_shares, shares, rows, bins.error_alpha)
             error_alpha, error_tilt = self._error_model(chunks, table, _any_known(known), shown)

@@ -41,7 +41,7 @@ numpy only; the draws are made by ``_core.labelfree_estimate_multiclass``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -230,8 +230,7 @@ def fit_bins(
     alpha = errors + 0.5 * shares + 0.5 * others / (k - 1)
     fitted = MulticlassBins(k, inner, classes, correct, wrong, alpha)
     score_shares, _ = other_score_shares(fitted, u, predicted, scores)
-    fitted = MulticlassBins(k, inner, classes, correct, wrong, alpha, score_shares[0])
-    return fitted, u, right
+    return replace(fitted, score_shares=score_shares[0]), u, right
 
 
 def other_score_shares(
@@ -241,22 +240,31 @@ def other_score_shares(
     scores: np.ndarray,
     group: np.ndarray | None = None,
     n_groups: int = 1,
+    rows: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per group of rows (``group``: each row's index below ``n_groups``; None: one group) and
     bin, the rows' mean shares of the classes they did not predict (each row's other scores
     over their sum; 0 at the predicted class), and the rows: (groups, bins, K), (groups, bins).
-    A row whose other scores are all 0 counts with none of them."""
+    A row whose other scores are all 0 counts with none of them. ``rows``: the rows of
+    ``scores`` that ``u``, ``predicted`` and ``group`` describe, in their order (None: all of
+    them); the scores are read a column at a time, never copied whole."""
     k, b = bins.n_classes, bins.n_bins
-    other = scores.astype(np.float64, copy=True)
-    other[np.arange(other.shape[0]), predicted] = 0.0
-    total = other.sum(axis=1, keepdims=True)
-    other = np.divide(other, total, out=np.zeros_like(other), where=total > 0)
+
+    def others(j: int) -> np.ndarray:
+        column = scores[:, j] if rows is None else scores[rows, j]
+        out: np.ndarray = np.where(predicted == j, 0.0, column)
+        return out
+
+    total = np.zeros(predicted.shape[0])
+    for j in range(k):
+        total += others(j)
+    scale = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
     cell = bins.bin_of(u) if group is None else group * b + bins.bin_of(u)
     size = n_groups * b
-    rows = np.bincount(cell, minlength=size).astype(np.float64)
-    sums = np.stack([np.bincount(cell, other[:, j], size) for j in range(k)], axis=1)
-    means: np.ndarray = sums / np.maximum(rows, 1.0)[:, None]
-    return means.reshape(n_groups, b, k), rows.reshape(n_groups, b)
+    count = np.bincount(cell, minlength=size).astype(np.float64)
+    sums = np.stack([np.bincount(cell, others(j) * scale, size) for j in range(k)], axis=1)
+    means: np.ndarray = sums / np.maximum(count, 1.0)[:, None]
+    return means.reshape(n_groups, b, k), count.reshape(n_groups, b)
 
 
 def score_tilts(
