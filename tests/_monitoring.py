@@ -175,16 +175,19 @@ def _nannyml_data() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "datasets" / "data"
 
 
-def _nannyml_binary(name: str, pattern: str, label: str, score: str) -> Stream:
+def _nannyml_binary(
+    name: str, pattern: str, label: str, score: str, truth_file: str = "analysis_target"
+) -> Stream:
     """A binary stream from NannyML's files ``pattern`` with ``reference``, ``analysis`` and
-    ``analysis_target`` in place of ``{}`` (CSV or Parquet), joined on ``id``."""
+    ``truth_file`` (production's labels) in place of ``{}`` (CSV or Parquet), joined on
+    ``id``."""
     import pandas as pd
 
     data = _nannyml_data()
     read = pd.read_parquet if pattern.endswith(".pq") else pd.read_csv
     ref = read(data / pattern.format("reference"))
     prod = read(data / pattern.format("analysis"))
-    truth = read(data / pattern.format("analysis_target"))
+    truth = read(data / pattern.format(truth_file))
     prod = prod.merge(truth, on="id", how="left", validate="one_to_one")
     return Stream(
         name,
@@ -225,19 +228,12 @@ def california_housing() -> Stream:
     Angeles, production 8,232 rows from Sacramento to San Diego, one region after another
     along its timestamps. Too small for 5,000-row chunks; each 1,000-row stretch, reference
     ones included, is another region (realized accuracy 0.69-0.93 across the reference's)."""
-    import pandas as pd
-
-    data = _nannyml_data()
-    ref = pd.read_csv(data / "california_housing_reference.csv")
-    prod = pd.read_csv(data / "california_housing_analysis.csv")
-    truth = pd.read_csv(data / "california_housing_analysis_gt.csv")
-    prod = prod.merge(truth, on="id", how="left", validate="one_to_one")
-    return Stream(
+    return _nannyml_binary(
         "California housing (NannyML)",
-        ref["clf_target"].to_numpy(dtype=np.int64),
-        ref["y_pred_proba"].to_numpy(dtype=float),
-        prod["clf_target"].to_numpy(dtype=np.int64),
-        prod["y_pred_proba"].to_numpy(dtype=float),
+        "california_housing_{}.csv",
+        "clf_target",
+        "y_pred_proba",
+        truth_file="analysis_gt",
     )
 
 
