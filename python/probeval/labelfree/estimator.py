@@ -78,6 +78,7 @@ from probeval.base.priors import resolve_prior
 from probeval.compare.decisions import Decision, decide, no_worse_rope
 from probeval.labelfree.chunking import Chunk, make_chunks
 from probeval.labelfree.drift import (
+    CONFIDENCE_NOT_MOVED,
     DRIFT_PER_SHIFT,
     TILT_NOT_MOVED,
     UNSEEN_DRIFT,
@@ -1198,7 +1199,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         Each chunk gets its own prior of the shift when some chunks (``stats``) have labels
         already (from the labels of the others, in time order for a binary calibration:
         :func:`production_walk_priors`; :func:`production_priors` for a multiclass model's
-        confidence calibration), or when its
+        confidence calibration, prior mass :data:`CONFIDENCE_NOT_MOVED` on "not moved"), or when its
         scores moved further from the reference's than the reference's periods did from each
         other (spread by ``drift_per_shift`` per unit of that distance: :func:`shift_spread`);
         such a chunk's bins also get a wider deviation of their own (:func:`spread_bin_sd`).
@@ -1236,8 +1237,18 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         # calibration keeps the mixture: there the course lost more than it gained (flights
         # 5% labelled, accuracy .0151 -> .0154; a stable stream .0064 -> .0069; card tiers
         # .0215 -> .0163), and its classes' walks carry their course already.
-        production = production_walk_priors if learn else production_priors
-        priors = production(tilted.shift, tilted.shift_log_prior, log_likelihood, labelled)
+        if learn:
+            priors = production_walk_priors(
+                tilted.shift, tilted.shift_log_prior, log_likelihood, labelled
+            )
+        else:
+            priors = production_priors(
+                tilted.shift,
+                tilted.shift_log_prior,
+                log_likelihood,
+                labelled,
+                CONFIDENCE_NOT_MOVED,
+            )
         priors = spread_shift_priors(tilted.shift, priors, spread)
         if not learn:
             return tilted.core_args(priors, bin_sd)
