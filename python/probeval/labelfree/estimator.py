@@ -1199,9 +1199,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         Each chunk gets its own prior of the shift when some chunks (``stats``) have labels
         already (from the labels of the others, in time order for a binary calibration:
         :func:`production_walk_priors`; :func:`production_priors` for a multiclass model's
-        confidence calibration, prior mass :data:`CONFIDENCE_NOT_MOVED` on "not moved"), or when its
-        scores moved further from the reference's than the reference's periods did from each
-        other (spread by ``drift_per_shift`` per unit of that distance: :func:`shift_spread`);
+        confidence calibration, prior mass :data:`CONFIDENCE_NOT_MOVED` on "not moved"), or
+        when its scores moved further from the reference's than the reference's periods did
+        from each other (spread by ``drift_per_shift`` per unit of that distance:
+        :func:`shift_spread`);
         such a chunk's bins also get a wider deviation of their own (:func:`spread_bin_sd`).
         With labels, a binary calibration's chunks get their own prior of the tilt as well
         (:func:`production_priors`, :data:`TILT_NOT_MOVED`)."""
