@@ -1238,18 +1238,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         # calibration keeps the mixture: there the course lost more than it gained (flights
         # 5% labelled, accuracy .0151 -> .0154; a stable stream .0064 -> .0069; card tiers
         # .0215 -> .0163), and its classes' walks carry their course already.
+        evidence = (tilted.shift, tilted.shift_log_prior, log_likelihood, labelled)
         if learn:
-            priors = production_walk_priors(
-                tilted.shift, tilted.shift_log_prior, log_likelihood, labelled
-            )
+            priors = production_walk_priors(*evidence)
         else:
-            priors = production_priors(
-                tilted.shift,
-                tilted.shift_log_prior,
-                log_likelihood,
-                labelled,
-                CONFIDENCE_NOT_MOVED,
-            )
+            priors = production_priors(*evidence, CONFIDENCE_NOT_MOVED)
         priors = spread_shift_priors(tilted.shift, priors, spread)
         if not learn:
             return tilted.core_args(priors, bin_sd)
