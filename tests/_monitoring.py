@@ -445,3 +445,28 @@ def metrics_of_expectations(matrix: np.ndarray, positives: list[np.ndarray]) -> 
         "f1_macro": float(np.mean(2 * precision * recall / (precision + recall))),
         "roc_auc_macro": float(np.mean(aucs)),
     }
+
+
+def assert_realized_is_label_noise(
+    pairs: list[tuple[Any, dict[str, np.ndarray]]], n_draws: int, n_oracle: int
+) -> None:
+    """Per metric of ``pairs`` (a chunk's realized estimate from ``n_draws`` draws, and its
+    metrics over ``n_oracle`` label vectors drawn for its very scores): the posterior sd over
+    the oracle's sd, whose Monte Carlo error per chunk is sqrt(1/(2 n_draws) + 1/(2 n_oracle)),
+    averages within four standard errors of 1, and the posterior means sit within four
+    standard errors (from the chunks' spread) of the oracle's means, in units of its sd."""
+    names = list(pairs[0][1])
+    ratios: dict[str, list[float]] = {m: [] for m in names}
+    offsets: dict[str, list[float]] = {m: [] for m in names}
+    for result, oracle in pairs:
+        for name in names:
+            post, noise = result.posterior(name), oracle[name]
+            ratios[name].append(post.std() / noise.std())
+            offsets[name].append((post.mean() - noise.mean()) / noise.std())
+    chunks = len(pairs)
+    tolerance = 4 * np.sqrt(1 / (2 * n_draws) + 1 / (2 * n_oracle)) / np.sqrt(chunks)
+    for name in names:
+        offset, spread = np.mean(offsets[name]), np.std(offsets[name], ddof=1)
+        print(f"{name:13s} sd ratio {np.mean(ratios[name]):.4f} offset {offset:+.3f} {spread:.3f}")
+        assert abs(np.mean(ratios[name]) - 1) < tolerance, (name, ratios[name])
+        assert abs(offset) < 4 * spread / np.sqrt(chunks), (name, offsets[name])

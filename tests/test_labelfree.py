@@ -13,6 +13,7 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 import probeval as pe
+from tests._monitoring import assert_realized_is_label_noise
 
 A, B, T = 1.3, 2.0, 0.5  # calibrated scores ~ Beta(A, B), labels ~ Bernoulli(score)
 
@@ -191,24 +192,15 @@ def test_realized_posterior_is_the_labels_own_noise_given_the_scores(
     rng = np.random.default_rng(7)
     names = ["accuracy", "precision", "recall", "f1", "roc_auc"]
     n_draws, n_oracle, chunks = 4_000, 2_000, 20
-    ratios: dict[str, list[float]] = {m: [] for m in names}
-    offsets: dict[str, list[float]] = {m: [] for m in names}
+    pairs: list[tuple[Any, dict[str, np.ndarray]]] = []
     for chunk in range(chunks):
         estimator = pe.LabelFreeEstimator(metrics=names, **settings)
         estimator.fit(*_calibrated(rng, 1_000_000)[::-1])
         scores, _ = _calibrated(rng, 5_000)
         oracle = _label_noise_oracle(scores, n_oracle, rng)
         result = estimator.estimate(scores, target="realized", n_samples=n_draws, rng=chunk)
-        for name in names:
-            post, noise = result.posterior(name), oracle[name]
-            ratios[name].append(post.std() / noise.std())
-            offsets[name].append((post.mean() - noise.mean()) / noise.std())
-    tolerance = 4 * np.sqrt(1 / (2 * n_draws) + 1 / (2 * n_oracle)) / np.sqrt(chunks)
-    for name in names:
-        offset, spread = np.mean(offsets[name]), np.std(offsets[name], ddof=1)
-        print(f"{name:9s} sd ratio {np.mean(ratios[name]):.4f} offset {offset:+.3f} ({spread:.3f})")
-        assert abs(np.mean(ratios[name]) - 1) < tolerance, (name, ratios[name])
-        assert abs(offset) < 4 * spread / np.sqrt(chunks), (name, offsets[name])
+        pairs.append((result, oracle))
+    assert_realized_is_label_noise(pairs, n_draws, n_oracle)
 
 
 def test_hdi_stops_shrinking_with_reference_calibration_but_not_with_perfect() -> None:
