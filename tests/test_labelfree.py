@@ -185,7 +185,7 @@ def test_realized_posterior_is_the_labels_own_noise_given_the_scores(
     errors (from the chunks' spread) of the oracle's mean. The model is a little wider by
     design: it draws each bin's positives as one binomial at the bin's rate (rows whose
     probabilities differ inside a bin vary less) and keeps the reference's uncertainty, which
-    for accuracy come to +0.53% here (+0.28% the binomials, computed from the chunks' scores;
+    for accuracy come to +0.53% here (+0.28% the binomials, computed from a chunk's scores;
     the posterior sd measured +0.59 +/- 0.06% over 30 chunks of one reference). Measured: sd
     ratio 1.006-1.008, offsets -0.004 to -0.034 sds (pooled); 1.010-1.013 and -0.016 to -0.043
     (hierarchical, whose drift learned from 200 windows is not exactly 0)."""
