@@ -23,7 +23,9 @@ p = rng.dirichlet([1, 1, 1], 3000)
 mc = pe.evaluate(
     k, y_score=p, metrics=["roc_auc_macro", "average_precision[1]"], n_samples=5_000, rng=5
 )
-lf = pe.LabelFreeEstimator(metrics=["f1", "roc_auc"]).fit(y, np.clip(s / 1.3, 0, 1))
+lf = pe.LabelFreeEstimator(metrics=["f1", "roc_auc", "average_precision"]).fit(
+    y, np.clip(s / 1.3, 0, 1)
+)
 lf_pop = lf.estimate(np.clip(s / 1.3, 0, 1), n_chunks=3, n_samples=3_000, rng=6)
 lf_real = lf.estimate(
     np.clip(s / 1.3, 0, 1), target="realized", chunk_size=2_000, n_samples=2_100, rng=7, y_true=y

@@ -65,7 +65,7 @@ fn raw_moments(a: f64, b: f64, complement: bool) -> (f64, f64) {
 }
 
 /// Gauss–Legendre nodes and weights on [−1, 1] (Newton's method on the Legendre polynomial).
-fn gauss_legendre(n: usize) -> Vec<(f64, f64)> {
+pub(crate) fn gauss_legendre(n: usize) -> Vec<(f64, f64)> {
     let mut rule = Vec::with_capacity(n);
     for i in 0..n {
         let mut x = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();

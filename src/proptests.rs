@@ -182,6 +182,7 @@ proptest! {
             mode: if perfect { labelfree::Mode::Perfect } else { labelfree::Mode::Reference },
             within_bin: true,
             want_auc: true,
+            want_ap: true,
             zero_division: 0.0,
         };
         let all = metrics();
@@ -217,7 +218,18 @@ proptest! {
                 sd: (0..chunks.len() * 2).map(|i| bin_sd * i as f64).collect(),
             }),
         };
-        let out = labelfree::estimate(&cal, &chunks, &all, settings, Some(&drift), 20, 1).unwrap();
+        // Average precision's score slices: two per bin, the upper one with all the rows.
+        let size = chunks.len() * k * 2;
+        let slices = labelfree::ScoreSlices {
+            per_bin: 2,
+            share: (0..size).map(|i| (i % 2) as f64).collect(),
+            mean: (0..size).map(|i| cal.bounds((i / 2) % k).1).collect(),
+            span: (0..size).map(|i| 0.5 * (i % 2) as f64).collect(),
+            spread: (0..chunks.len() * k).map(|i| 0.3 * (cal.bounds(i % k).1 - cal.bounds(i % k).0)).collect(),
+        };
+        let out = labelfree::estimate(
+            &cal, &chunks, &all, settings, Some(&drift), Some(&slices), 20, 1,
+        ).unwrap();
         for (row, values) in out.chunks(20).enumerate() {
             for &v in values {
                 if row < all.len() {

@@ -1057,10 +1057,10 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("lf-threshold", lambda: pe.LabelFreeEstimator(threshold=1.5), ValueError, "threshold"),
     ("lf-threshold-type", lambda: pe.LabelFreeEstimator(threshold="0.5"), TypeError, "threshold"),
     (
-        "lf-metric-ap",
-        lambda: pe.LabelFreeEstimator(metrics=["average_precision"]),
+        "lf-metric-ap-multiclass",
+        lambda: pe.LabelFreeEstimator(metrics=["average_precision_macro"]).fit(MC_Y, MC_S),
         ValueError,
-        "without labels",
+        "average_precision_macro",
     ),
     (
         "lf-metric-unknown",

@@ -360,12 +360,14 @@ def _estimate_args(files: dict[str, Path]) -> tuple[str, ...]:
 
 def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]) -> None:
     base = _estimate_args(files)
-    out = _run(*base, "--n-chunks", "3", "--metrics", "accuracy", "roc_auc", "--format", "json")
+    metrics = ("accuracy", "roc_auc", "average_precision")
+    out = _run(*base, "--n-chunks", "3", "--metrics", *metrics, "--format", "json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)["result"]
     assert [c["n_rows"] for c in result["chunks"]] == [250, 250, 250]
-    first = result["chunks"][0]["metrics"]["roc_auc"]
-    assert {"estimate", "decision", "realized", "with_labels"} <= set(first)
+    for name in ("roc_auc", "average_precision"):
+        first = result["chunks"][0]["metrics"][name]
+        assert {"estimate", "decision", "realized", "with_labels"} <= set(first)
     out = _run(
         *base,
         "--period",

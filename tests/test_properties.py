@@ -459,7 +459,7 @@ def test_label_free_estimates_are_finite_and_in_range(
     estimator = pe.LabelFreeEstimator(
         n_bins=n_bins,
         threshold=threshold,
-        metrics=["accuracy", "f1", "mcc", "roc_auc", "fpr"],
+        metrics=["accuracy", "f1", "mcc", "roc_auc", "fpr", "average_precision"],
         calibration=calibration,
         unseen_drift=unseen_drift,
         drift_per_shift=drift_per_shift,

@@ -237,12 +237,19 @@ def labelfree_estimate(
     calibration_args: tuple[Any, ...],
     stats: tuple[npt.NDArray[np.float64], ...],
     metrics: list[str],
-    options: tuple[str, str, bool, bool],
+    options: tuple[str, str, bool, bool, bool],
     n_samples: int,
     seed: int,
     beta: float = 1.0,
     zero_division: float = 0.0,
     drift_args: tuple[Any, ...] | None = None,
+    slices: tuple[
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+    ]
+    | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def labelfree_estimate_multiclass(
     calibration_args: tuple[Any, ...],

@@ -156,6 +156,41 @@ fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
     }
 }
 
+/// Average precision's score slices: (share, mean, span) as (chunks, bins, slices) arrays and
+/// the spread as a (chunks, bins) array (see [`labelfree::ScoreSlices`]).
+type SliceArgs<'py> = (
+    PyReadonlyArray3<'py, f64>,
+    PyReadonlyArray3<'py, f64>,
+    PyReadonlyArray3<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
+);
+
+fn score_slices(
+    args: &SliceArgs<'_>,
+    k: usize,
+    n_chunks: usize,
+) -> PyResult<labelfree::ScoreSlices> {
+    let shape = args.0.as_array().shape().to_vec();
+    let same = |a: &PyReadonlyArray3<'_, f64>| a.as_array().shape() == shape.as_slice();
+    if !same(&args.1)
+        || !same(&args.2)
+        || shape[..2] != [n_chunks, k]
+        || args.3.as_array().shape() != [n_chunks, k]
+    {
+        return Err(PyValueError::new_err(format!(
+            "score slices must be ({n_chunks}, {k}, slices) arrays, got {shape:?}"
+        )));
+    }
+    let all = |a: &PyReadonlyArray3<'_, f64>| a.as_array().iter().copied().collect();
+    Ok(labelfree::ScoreSlices {
+        per_bin: shape[2],
+        share: all(&args.0),
+        mean: all(&args.1),
+        span: all(&args.2),
+        spread: args.3.as_array().iter().copied().collect(),
+    })
+}
+
 /// A (chunks, width) table of what `per_chunk` says of every chunk under the drift model.
 fn drift_table<'py>(
     py: Python<'py>,
@@ -310,23 +345,26 @@ fn target_and_mode(target: &str, mode: &str) -> PyResult<(labelfree::Target, lab
     Ok((target, mode))
 }
 
-/// Posterior draws per chunk; shape (chunks, metrics [+ AUC], n). `options` is
-/// (target "population"|"realized", calibration "reference"|"perfect", within_bin, want_auc);
-/// `drift`, if given, is the between-period drift model (reference calibration only).
+/// Posterior draws per chunk; shape (chunks, metrics [+ AUC] [+ AP], n). `options` is
+/// (target "population"|"realized", calibration "reference"|"perfect", within_bin, want_auc,
+/// want_ap);
+/// `drift`, if given, is the between-period drift model (reference calibration only);
+/// `slices`, if given, the chunks' score slices for average precision.
 #[pyfunction]
-#[pyo3(signature = (calibration_args, stats, metrics, options, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None))]
+#[pyo3(signature = (calibration_args, stats, metrics, options, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, slices = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn labelfree_estimate<'py>(
     py: Python<'py>,
     calibration_args: CalibrationArgs<'py>,
     stats: ChunkInputs<'py>,
     metrics: Vec<String>,
-    options: (String, String, bool, bool),
+    options: (String, String, bool, bool, bool),
     n_samples: usize,
     seed: u64,
     beta: f64,
     zero_division: f64,
     drift_args: Option<DriftArgs<'py>>,
+    slices: Option<SliceArgs<'py>>,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let parsed = metrics::parse_metrics(&metrics, beta)?;
@@ -338,10 +376,15 @@ pub(super) fn labelfree_estimate<'py>(
         mode,
         within_bin: options.2,
         want_auc: options.3,
+        want_ap: options.4,
         zero_division,
     };
-    let rows = parsed.len() + usize::from(options.3);
+    let rows = parsed.len() + usize::from(options.3) + usize::from(options.4);
     let n_chunks = chunks.len();
+    let slices = slices
+        .as_ref()
+        .map(|args| score_slices(args, cal.n_bins(), n_chunks))
+        .transpose()?;
     let out = run(py, || {
         labelfree::estimate(
             &cal,
@@ -349,6 +392,7 @@ pub(super) fn labelfree_estimate<'py>(
             &parsed,
             settings,
             drift.as_ref(),
+            slices.as_ref(),
             n_samples,
             seed,
         )
@@ -461,6 +505,7 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
         mode,
         within_bin: false,
         want_auc: false,
+        want_ap: false,
         zero_division,
     };
     let n_chunks = chunks.len();

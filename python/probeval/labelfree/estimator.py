@@ -129,6 +129,8 @@ METHODS = ("hierarchical", "pooled")
 TARGETS = ("population", "realized")
 WITHIN_BIN = ("concordance", "ties")
 DEFAULT_METRICS = (*DEFAULT_BINARY, "roc_auc")
+#: The binary estimator's metrics of the scores' order, in the order its kernel returns them.
+RANKING_METRICS = ("roc_auc", "average_precision")
 #: Bins of the reference scores kept for the reference ROC AUC posterior (decisions; saved
 #: with the estimator). 256 equal-frequency bins move the AUC by < 1e-4 on 5,000-500,000 rows
 #: of a calibrated model, and cost an eighth of 2048.
@@ -154,6 +156,11 @@ SCORE_SHIFT_ALERT = 1e-3
 #: Bayesian bootstrap's: at 32 the two agree within Monte Carlo error (sd ratios 0.99 to 1.01 on
 #: simulated, tied and real chunks of 40 to 5,000 rows) at a sixtieth of the cost of 2,048 bins.
 _REALIZED_AUC_BINS = 32
+#: Slices of a chunk's rows inside each bin for average precision (see ``_score_slices``). With
+#: 2% positives the top bin's order is almost all of it: at 2 x 10^6 calibrated rows the
+#: posterior mean sat +0.9 sds from the rows' value with 16, +2.5 with 8 (at 3.6x rather than
+#: 5.3x the time of the default metrics).
+_AP_SLICES = 16
 
 
 def _is_matrix(y_score: Any) -> bool:
@@ -198,9 +205,10 @@ def _check_metrics(metrics: Any) -> list[str]:
                 canonical_name(name)  # an unknown name: the catalogue's error lists them all
             raise ValueError(
                 f"{name!r} cannot be estimated without labels; available: binary metrics "
-                f"({', '.join(BINARY_METRICS)}) and roc_auc; for multiclass scores "
-                f"{', '.join(DEFAULT_MULTICLASS)}, per-class metrics with _macro, _weighted, "
-                "_micro or [class], and roc_auc_macro, roc_auc_weighted, roc_auc[class]"
+                f"({', '.join(BINARY_METRICS)}), roc_auc and average_precision; for "
+                f"multiclass scores {', '.join(DEFAULT_MULTICLASS)}, per-class metrics with "
+                "_macro, _weighted, _micro or [class], and roc_auc_macro, roc_auc_weighted, "
+                "roc_auc[class]"
             )
         if key not in resolved:
             resolved.append(key)
@@ -210,12 +218,13 @@ def _check_metrics(metrics: Any) -> list[str]:
 
 
 def key_is_binary(name: str) -> bool:
-    """A name the binary estimator takes: a binary metric (or alias) or roc_auc."""
+    """A name the binary estimator takes: a binary metric (or alias), roc_auc or
+    average_precision."""
     try:
         key = canonical_name(name)
     except ValueError:
         return False
-    return key in BINARY_METRICS or key == "roc_auc"
+    return key in BINARY_METRICS or key in RANKING_METRICS
 
 
 class LabelFreeEstimator(HtmlRepr, ValueEquality):
@@ -230,8 +239,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         Decision threshold: a row is predicted positive when its score is > threshold. Not
         used for multiclass scores, whose prediction is the column of the highest score.
     metrics : list of str, optional
-        Binary metrics and ``roc_auc``; default: accuracy, precision, recall, specificity, f1,
-        mcc, balanced_accuracy, roc_auc.
+        Binary metrics, ``roc_auc`` and ``average_precision`` (not by default); default:
+        accuracy, precision, recall, specificity, f1, mcc, balanced_accuracy, roc_auc.
     calibration : "reference" or "perfect"
         "reference" (default) learns each bin's positive rate from the reference labels, with its
         uncertainty; "perfect" trusts the scores as probabilities (narrower, and wrong when the
@@ -779,9 +788,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             concordance,
             None if known is None else np.ascontiguousarray(known[order]),
         )
-        binary = [m for m in self.metrics if m != "roc_auc"]
+        binary = [m for m in self.metrics if m not in RANKING_METRICS]
         want_auc = "roc_auc" in self.metrics
-        options = (target, self.calibration, self.auc_within_bin == "concordance", want_auc)
+        want_ap = "average_precision" in self.metrics
+        within = self.auc_within_bin == "concordance"
+        options = (target, self.calibration, within, want_auc, want_ap)
         realized_auc = truth is not None and want_auc
         check_memory(
             n * len(chunks) * (len(self.metrics) + realized_auc),
@@ -791,13 +802,16 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if drift_model is None:
             drift_model = self._drift_for(chunks, _any_known(known))
         drift = self._drift_args(drift_model, calibration, stats)
+        slices = None
+        if want_ap:
+            slices = _score_slices(arranged, starts, np.asarray(calibration[0]), _AP_SLICES)
         draws = _core.labelfree_estimate(
-            calibration, stats, binary, options, n, derive(seed, 0), beta, zd, drift
+            calibration, stats, binary, options, n, derive(seed, 0), beta, zd, drift, slices
         )
         diagnostics = self._diagnostics(
             stats, calibration, drift_model, drift if shift_diagnostic else None
         )
-        names = binary + (["roc_auc"] if want_auc else [])
+        names = binary + [m for m in RANKING_METRICS if m in self.metrics]
         positive = None if truth is None else self._positive(truth)
         auc_realized = None
         if positive is not None and want_auc:
@@ -824,6 +838,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                     observed, auc_draws = auc_realized
                     realized["roc_auc"] = _realized_auc(
                         float(observed[chunk.index]), auc_draws[chunk.index]
+                    )
+                if want_ap:
+                    realized["average_precision"] = _realized_ap(
+                        labels, chunk_scores, n, derive(derive(seed, 5), chunk.index)
                     )
             results.append(_ChunkResult(chunk, estimates, realized))
         return LabelFreeEstimate(
@@ -1371,7 +1389,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if state["kind"] == "multiclass":
             return self._compute_reference_multiclass(confusion, n, beta, zd, seed)
         result: dict[str, Posterior] = {}
-        binary = [m for m in names if m != "roc_auc"]
+        binary = [m for m in names if m not in RANKING_METRICS]
         if binary:
             result.update(
                 confusion._posteriors(
@@ -1384,9 +1402,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                     joint=False,
                 )
             )
+        summary: ScoreSummary = state["reference_scores"]
         if "roc_auc" in names:
-            summary: ScoreSummary = state["reference_scores"]
             result["roc_auc"] = summary.posterior("roc_auc", n_samples=n, rng=derive(seed, 1))
+        if "average_precision" in names:
+            result["average_precision"] = summary.posterior(
+                "average_precision", n_samples=n, rng=derive(seed, 2)
+            )
         return result
 
     def _compute_reference_multiclass(
@@ -1812,6 +1834,70 @@ def _realized_auc(observed: float, draws: np.ndarray) -> tuple[float, Posterior 
         return (math.nan, None)
     post = Posterior("roc_auc", samples=draws, observed=observed, bounds=(0.0, 1.0))
     return (observed, post)
+
+
+def _score_slices(
+    scores: np.ndarray, starts: list[int], edges: np.ndarray, per_bin: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each chunk's rows inside each bin (``scores`` arranged chunk after chunk from
+    ``starts``), cut into ``per_bin`` slices in score order that never split a tie: one per
+    distinct score when a bin has at most ``per_bin`` of them (a slice of one score is credited
+    as scikit-learn credits a tie), else about equal counts of rows. Per (chunk, bin, slice)
+    the share of the bin's rows, their mean score and their span (max - min); and per
+    (chunk, bin) the Gini mean difference E|s - s'| of its scores, which turns the bin's
+    concordance into the slope of its positive rate on the score (see
+    ``_core.labelfree_estimate``)."""
+    n, n_chunks, k = scores.shape[0], len(starts), edges.shape[0] + 1
+    chunk = np.repeat(np.arange(n_chunks), np.diff([*starts, n]))
+    group = chunk * k + np.searchsorted(edges, scores, side="left")
+    order = np.lexsort((scores, group))
+    group, values = group[order], scores[order]
+    sizes = np.bincount(group, minlength=n_chunks * k)
+    first = np.cumsum(sizes) - sizes
+    within = np.arange(n) - first[group]
+    # Runs of one score inside a bin (ties), each run's first row and index in its bin.
+    new_run = np.ones(n, dtype=bool)
+    new_run[1:] = (group[1:] != group[:-1]) | (values[1:] != values[:-1])
+    run_start = np.maximum.accumulate(np.where(new_run, np.arange(n), 0))
+    run_index = np.cumsum(new_run) - 1
+    distinct = np.bincount(group, weights=new_run, minlength=n_chunks * k)
+    by_rank = within[run_start] * per_bin // np.maximum(sizes[group], 1)
+    by_score = run_index - run_index[first[group]] if n else run_index
+    cell = group * per_bin + np.where(distinct[group] <= per_bin, by_score, by_rank)
+    size = n_chunks * k * per_bin
+    counts = np.bincount(cell, minlength=size).astype(float)
+    mean = np.bincount(cell, weights=values, minlength=size) / np.maximum(counts, 1)
+    span = np.zeros(size)
+    if n:
+        head = np.flatnonzero(np.diff(cell, prepend=-1))
+        tail = np.append(head[1:], n) - 1
+        span[cell[head]] = values[tail] - values[head]
+    share = counts / np.maximum(np.repeat(sizes, per_bin), 1)
+    # Gini mean difference of sorted x_1..x_m: 2 sum_i (2i - m - 1) x_i / m^2.
+    m = sizes[group].astype(float)
+    rank = (np.arange(n) - first[group] + 1).astype(float)
+    gini = 2 * np.bincount(group, weights=(2 * rank - m - 1) * values, minlength=n_chunks * k)
+    spread = np.maximum(gini / np.maximum(sizes, 1).astype(float) ** 2, 0.0)
+    shape = (n_chunks, k, per_bin)
+    return (
+        share.reshape(shape),
+        np.clip(mean, 0, 1).reshape(shape),
+        span.reshape(shape),
+        spread.reshape(n_chunks, k),
+    )
+
+
+def _realized_ap(
+    positive: np.ndarray, scores: np.ndarray, n: int, seed: int
+) -> tuple[float, Posterior | None]:
+    """A chunk's measured average precision (exact, ties as scikit-learn counts them) and its
+    with-labels posterior (binned Bayesian bootstrap, §2.3); NaN and None when the chunk has
+    one class only."""
+    if positive.all() or not positive.any():
+        return (math.nan, None)
+    summary = ScoreSummary.from_scores(positive, scores, labels=(False, True))
+    post = summary.posterior("average_precision", n_samples=n, rng=seed)
+    return (post.observed, post)
 
 
 def _uniform_prior() -> Any:
