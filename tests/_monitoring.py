@@ -407,6 +407,19 @@ def one_vs_rest_point_estimate(
     return expected_metrics(scores, calibrated)
 
 
+def expected_average_precision(scores: np.ndarray, p: np.ndarray) -> float:
+    """The point estimate of average precision production tools give without labels (NannyML's
+    CBPE), given ``p``, the scores calibrated on the reference (isotonic regression): each row
+    counted as a positive with weight p and a negative with weight 1 - p (scikit-learn's
+    weighted average precision)."""
+    from sklearn.metrics import average_precision_score
+
+    n = scores.shape[0]
+    labels = np.r_[np.ones(n), np.zeros(n)]
+    weights = np.r_[p, 1 - p]
+    return float(average_precision_score(labels, np.r_[scores, scores], sample_weight=weights))
+
+
 def score_orders(scores: np.ndarray) -> list[np.ndarray]:
     """Per class, the rows in the order of its scores (stable): what
     :func:`expected_metrics` sorts, computed once for many ``truth`` of the same scores."""
