@@ -254,6 +254,45 @@ def test_average_precision_on_real_streams() -> None:
         assert mae <= 1.1 * point_mae, (stream.name, mae, point_mae)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", ["concept shift (+0.25 logit)", "label shift (odds x1.3)"])
+def test_five_percent_labels_fix_average_precision_after_a_shift(scenario: str) -> None:
+    """P(y | score) moved in production (12 streams of 12 chunks): without labels average
+    precision's HDIs cover 0.27 / 0.24 of the chunks (MAE .0286 / .0299); with 5% of each
+    chunk's rows labelled at random 0.98 / 0.99, MAE .0071 / .0072. Asserted: the error at
+    least halves and coverage >= 0.90."""
+    covered: dict[float, list[bool]] = {0.0: [], 0.05: []}
+    errors: dict[float, list[float]] = {0.0: [], 0.05: []}
+    for i, stream in enumerate(simulated_streams(scenario, 12)):
+        estimator = pe.LabelFreeEstimator(metrics=["average_precision"])
+        estimator.fit(stream.ref_labels, stream.ref_scores)
+        rng = np.random.default_rng(i + 10_000)
+        picked = rng.random(stream.labels.shape[0]) < 0.05
+        for fraction in covered:
+            partial = np.where(picked, stream.labels, np.nan) if fraction else None
+            result = estimator.estimate(
+                stream.scores,
+                target="realized",
+                chunk_size=CHUNK,
+                n_samples=2_000,
+                rng=i,
+                partial_labels=partial,
+            )
+            for chunk in result.chunks:
+                truth = average_precision_score(
+                    stream.labels[chunk.rows], stream.scores[chunk.rows]
+                )
+                post = result.posterior("average_precision", chunk.index)
+                low, high = post.hdi(0.95)
+                covered[fraction].append(low <= truth <= high)
+                errors[fraction].append(abs(post.mean() - truth))
+    before, after = np.mean(errors[0.0]), np.mean(errors[0.05])
+    print(f"{scenario}: MAE {before:.4f} -> {after:.4f}, coverage ", end="")
+    print(f"{np.mean(covered[0.0]):.2f} -> {np.mean(covered[0.05]):.2f}")
+    assert after <= 0.5 * before
+    assert np.mean(covered[0.05]) >= 0.90
+
+
 CONCEPT = ["concept shift (+0.25 logit)", "concept shift mid-stream (+0.4 logit)"]
 
 
