@@ -7,6 +7,7 @@ of the documented exception types — never crash, hang, return NaN silently or 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import warnings
 from typing import Any
@@ -1144,3 +1145,54 @@ def test_draws_reach_xarray_unchanged(samples: list[float]) -> None:
     post = pe.Posterior("x", samples=np.array(samples), bounds=(-np.inf, np.inf))
     dataset = post.to_xarray()
     np.testing.assert_array_equal(dataset["x"].values[0], np.array(samples))
+
+
+@given(
+    scores=st.lists(
+        st.sampled_from([0.0, 0.05, 0.2, 0.2, 0.5, 0.51, 0.7, 0.7, 0.7, 0.93, 1.0])
+        | st.floats(0.0, 1.0),
+        min_size=0,
+        max_size=120,
+    ),
+    cuts=st.lists(st.integers(0, 120), max_size=3),
+    edges=st.lists(st.floats(0.01, 0.99), min_size=0, max_size=5, unique=True),
+    per_bin=st.integers(1, 6),
+)
+def test_average_precision_score_slices_follow_the_rows(
+    scores: list[float], cuts: list[int], edges: list[float], per_bin: int
+) -> None:
+    """The label-free average precision's slices of each chunk's rows in each bin, against a
+    row-by-row description: shares add up to 1 in every occupied bin, no tie is split, one
+    slice per distinct score where a bin has at most ``per_bin`` of them, slices in score
+    order with their rows' mean and span, and the bin's mean absolute difference of scores."""
+    from probeval.labelfree.estimator import _score_slices
+
+    values = np.array(scores, dtype=float)
+    starts = sorted({0, *(min(c, values.shape[0]) for c in cuts)})
+    inner = np.array(sorted(edges))
+    share, mean, span, spread = _score_slices(values, starts, inner, per_bin)
+    bounds = [*starts[1:], values.shape[0]]
+    for c, (start, stop) in enumerate(zip(starts, bounds, strict=True)):
+        chunk = values[start:stop]
+        bins = np.searchsorted(inner, chunk, side="left")
+        for b in range(inner.shape[0] + 1):
+            rows = np.sort(chunk[bins == b])
+            if rows.size == 0:
+                assert np.all(share[c, b] == 0)
+                continue
+            assert share[c, b].sum() == pytest.approx(1.0)
+            differences = np.abs(rows[:, None] - rows[None, :]).mean()
+            assert spread[c, b] == pytest.approx(differences, abs=1e-12)
+            # Rebuild the rows from the slices: consecutive runs of the sorted rows.
+            counts = np.rint(share[c, b] * rows.size).astype(int)
+            pieces = np.split(rows, np.cumsum(counts)[:-1])
+            distinct = np.unique(rows).size
+            for j, piece in enumerate(pieces):
+                if piece.size == 0:
+                    continue
+                assert mean[c, b, j] == pytest.approx(piece.mean(), abs=1e-12)
+                assert span[c, b, j] == pytest.approx(piece.max() - piece.min(), abs=1e-12)
+                if distinct <= per_bin:
+                    assert span[c, b, j] == 0.0
+            for left, right in itertools.pairwise([p for p in pieces if p.size]):
+                assert left.max() < right.min()  # ties stay in one slice
