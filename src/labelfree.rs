@@ -1382,8 +1382,9 @@ impl Settings {
 /// within-bin concordances.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ranking {
-    RocAuc,
-    AveragePrecision,
+    // The values index the ranking metrics' noise streams (Sink::emit).
+    RocAuc = 0,
+    AveragePrecision = 1,
 }
 
 impl Ranking {
@@ -1693,9 +1694,10 @@ pub struct Masses<'a> {
     pub rate: &'a [f64],
 }
 
-/// What each draw's bin masses become: the binary metrics and ROC AUC, or a multiclass
-/// confusion matrix's metrics. `emit` writes draw `d` of chunk `chunk` into the output rows,
-/// drawing what it needs from its own stream `s`.
+/// What each draw's bin masses become: the binary metrics and the ranking metrics, or a
+/// multiclass confusion matrix's metrics. `emit` writes draw `d` of chunk `chunk` into the
+/// output rows, drawing what it needs from its own streams `s` (one per ranking metric, so that
+/// asking for average precision leaves ROC AUC's draws as they were).
 trait Sink: Sync {
     type Scratch;
     fn scratch(&self) -> Self::Scratch;
@@ -1714,7 +1716,7 @@ trait Sink: Sync {
         stats: &ChunkStats,
         masses: &Masses,
         scratch: &mut Self::Scratch,
-        s: &mut Sampler,
+        s: &mut [Sampler; 2],
         out: &mut [&mut [f64]],
         d: usize,
     );
@@ -1751,7 +1753,7 @@ impl Sink for BinarySink<'_> {
         stats: &ChunkStats,
         masses: &Masses,
         scratch: &mut SliceBuffer,
-        s: &mut Sampler,
+        s: &mut [Sampler; 2],
         out: &mut [&mut [f64]],
         d: usize,
     ) {
@@ -1785,6 +1787,7 @@ impl Sink for BinarySink<'_> {
                 (masses.pos, masses.neg)
             };
             let rate = Some(masses.rate);
+            let s = &mut s[ranking as usize];
             out[row][d] = ranking.eval(p, n, masses.concordance, noise, s, slices, rate, scratch);
             (scratch.pos_bins, scratch.neg_bins) = (pos, neg);
         }
@@ -1889,10 +1892,11 @@ impl Sink for MulticlassSink<'_> {
         stats: &ChunkStats,
         masses: &Masses,
         scratch: &mut MulticlassScratch,
-        s: &mut Sampler,
+        s: &mut [Sampler; 2],
         out: &mut [&mut [f64]],
         d: usize,
     ) {
+        let s = &mut s[0];
         let k = self.errors.n_classes;
         let errors = &self.chunks[chunk];
         let m = &mut scratch.matrix;
@@ -2263,8 +2267,10 @@ impl Job<'_> {
             .drift
             .map(|drift| drift.chunk_model(self.cal, stats, &self.centre_shift, index));
         fill_blocks(out, rows, n_draws, seed, |streams, rows_out| {
-            let (mut sw, mut sx, mut sn) =
-                (streams.sampler(0), streams.sampler(1), streams.sampler(2));
+            let (mut sw, mut sx) = (streams.sampler(0), streams.sampler(1));
+            // The noise of the ranking metrics' within-bin order, ROC AUC's and average
+            // precision's (see Sink).
+            let mut sn = [streams.sampler(2), streams.sampler(5)];
             let mut sd = streams.sampler(3);
             let (mut class_s, mut class_z) = (streams.sampler(4), Vec::new());
             let mut scratch = sink.scratch();
