@@ -389,8 +389,8 @@ def one_vs_rest_point_estimate(
     """The one-vs-rest point-estimate method production tools use for multiclass models
     (NannyML's CBPE): each class's score calibrated by isotonic regression on the reference,
     the calibrated rows renormalised to sum 1; the expected confusion matrix gives accuracy
-    and macro F1, and each class's expected ROC AUC counts a row as a positive with weight
-    p_k and a negative with weight 1 - p_k."""
+    and macro F1, and each class's expected ROC AUC and average precision count a row as a
+    positive with weight p_k and a negative with weight 1 - p_k."""
     from sklearn.isotonic import IsotonicRegression
 
     k = scores.shape[1]
@@ -429,34 +429,45 @@ def score_orders(scores: np.ndarray) -> list[np.ndarray]:
 def expected_metrics(
     scores: np.ndarray, truth: np.ndarray, orders: list[np.ndarray] | None = None
 ) -> dict[str, float]:
-    """Accuracy, macro F1 and macro one-vs-rest ROC AUC of a model (scores (n, K)) whose rows
-    are of class j with probability ``truth[:, j]``, in expectation over the labels: the
-    expected confusion matrix, and each row counted as a positive of class j with weight
-    P(j) and a negative with weight 1 - P(j), in the order of the scores of j (``orders``:
-    :func:`score_orders` of the scores, if already known)."""
+    """Accuracy, macro F1, macro one-vs-rest ROC AUC and macro average precision of a model
+    (scores (n, K)) whose rows are of class j with probability ``truth[:, j]``, in expectation
+    over the labels: the expected confusion matrix, and each row counted as a positive of
+    class j with weight P(j) and a negative with weight 1 - P(j), in the order of the scores
+    of j (``orders``: :func:`score_orders` of the scores, if already known)."""
     k = scores.shape[1]
     if orders is None:
         orders = score_orders(scores)
     predicted = scores.argmax(axis=1)
     matrix = np.stack([np.bincount(predicted, truth[:, j], k) for j in range(k)])
-    return metrics_of_expectations(matrix, [truth[order, j] for j, order in enumerate(orders)])
+    out = metrics_of_expectations(matrix, [truth[order, j] for j, order in enumerate(orders)])
+    # Average precision with tied scores credited as scikit-learn credits them.
+    out["average_precision_macro"] = float(
+        np.mean([expected_average_precision(scores[:, j], truth[:, j]) for j in range(k)])
+    )
+    return out
 
 
 def metrics_of_expectations(matrix: np.ndarray, positives: list[np.ndarray]) -> dict[str, float]:
-    """Accuracy, macro F1 and macro ROC AUC from an expected confusion matrix (``matrix[j, i]``:
-    expected rows of class j predicted i) and, per class j, each row's probability of being
-    of class j in the order of the scores of j."""
+    """Accuracy, macro F1, macro ROC AUC and macro average precision from an expected
+    confusion matrix (``matrix[j, i]``: expected rows of class j predicted i) and, per class
+    j, each row's probability of being of class j in the order of the scores of j (ascending;
+    no ties: average precision credits each row at its own place)."""
     diag = np.diag(matrix)
     precision, recall = diag / matrix.sum(axis=0), diag / matrix.sum(axis=1)
-    aucs = []
+    aucs, aps = [], []
     for positive in positives:
         negative = 1.0 - positive
         below = np.cumsum(negative) - negative
         aucs.append(float((positive * below).sum() / (positive.sum() * negative.sum())))
+        # From the top score down, each row's expected positives over the rows so far.
+        top_down = positive[::-1]
+        precision_at = np.cumsum(top_down) / np.arange(1, top_down.shape[0] + 1)
+        aps.append(float((top_down * precision_at).sum() / top_down.sum()))
     return {
         "accuracy": float(diag.sum() / matrix.sum()),
         "f1_macro": float(np.mean(2 * precision * recall / (precision + recall))),
         "roc_auc_macro": float(np.mean(aucs)),
+        "average_precision_macro": float(np.mean(aps)),
     }
 
 

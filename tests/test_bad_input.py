@@ -1058,7 +1058,7 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("lf-threshold-type", lambda: pe.LabelFreeEstimator(threshold="0.5"), TypeError, "threshold"),
     (
         "lf-metric-ap-multiclass",
-        lambda: pe.LabelFreeEstimator(metrics=["average_precision_macro"]).fit(MC_Y, MC_S),
+        lambda: pe.LabelFreeEstimator(metrics=["average_precision"]).fit(MC_Y, MC_S),
         ValueError,
         "average_precision_macro",
     ),

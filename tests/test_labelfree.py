@@ -279,12 +279,62 @@ def test_average_precision_with_labels_is_measured_like_scikit_learn() -> None:
     )
 
 
-def test_average_precision_is_refused_for_multiclass_scores() -> None:
+def test_multiclass_average_precision_with_labels_is_measured_like_scikit_learn() -> None:
+    """One-vs-rest average precision of multiclass scores: macro, weighted and per class, each
+    chunk's measured value is scikit-learn's (``label_binarize`` of the labels), the with-labels
+    posterior is centred on it, and the label-free posterior lies in [0, 1]."""
+    from sklearn.preprocessing import label_binarize
+
     rng = np.random.default_rng(5)
-    scores = rng.dirichlet(np.ones(3), 600)
-    labels = np.array([rng.choice(3, p=p) for p in scores])
-    with pytest.raises(ValueError, match="average_precision_macro"):
-        pe.LabelFreeEstimator(metrics=["accuracy", "average_precision_macro"]).fit(labels, scores)
+    ref_scores = rng.dirichlet(np.ones(3), 6_000)
+    ref_labels = (rng.random(6_000)[:, None] > ref_scores.cumsum(axis=1)).sum(axis=1)
+    scores = rng.dirichlet(np.ones(3), 4_000)
+    labels = (rng.random(4_000)[:, None] > scores.cumsum(axis=1)).sum(axis=1)
+    names = ["average_precision_macro", "average_precision_weighted", "average_precision[2]"]
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy", *names]).fit(ref_labels, ref_scores)
+    result = estimator.estimate(scores, y_true=labels, n_chunks=2, n_samples=1_000, rng=0)
+    assert result.metrics == ["accuracy", *names]
+    for chunk in result.chunks:
+        onehot = label_binarize(labels[chunk.rows], classes=[0, 1, 2])
+        want = {
+            names[0]: average_precision_score(onehot, scores[chunk.rows], average="macro"),
+            names[1]: average_precision_score(onehot, scores[chunk.rows], average="weighted"),
+            names[2]: average_precision_score(onehot[:, 2], scores[chunk.rows, 2]),
+        }
+        for name, value in want.items():
+            assert result.realized(name, chunk.index) == pytest.approx(value, abs=1e-12)
+            with_labels = result.realized_posterior(name, chunk.index)
+            assert with_labels is not None
+            assert abs(with_labels.mean() - value) < 4 * with_labels.std(), name
+            low, high = result.posterior(name, chunk.index).hdi()
+            assert 0.0 <= low <= high <= 1.0
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("target", ["population", "realized"])
+def test_asking_for_average_precision_leaves_the_other_draws_alone(k: int, target: str) -> None:
+    """Average precision draws its within-bin noise from a stream of its own: adding it to the
+    metrics changes no other metric's draws (binary and multiclass, both targets)."""
+    rng = np.random.default_rng(6)
+    scores = rng.dirichlet(np.ones(k), 16_000)
+    labels = (rng.random(16_000)[:, None] > scores.cumsum(axis=1)).sum(axis=1)
+    if k == 2:
+        scores, base = scores[:, 1], ["accuracy", "f1", "roc_auc"]
+        extra = ["average_precision"]
+    else:
+        base, extra = ["accuracy", "f1_macro", "roc_auc_macro"], ["average_precision_macro"]
+    results = [
+        pe.LabelFreeEstimator(metrics=names)
+        .fit(labels[:8_000], scores[:8_000])
+        .estimate(scores[8_000:], target=target, n_chunks=2, n_samples=500, rng=1)
+        for names in (base, base + extra)
+    ]
+    for chunk in range(2):
+        for name in base:
+            np.testing.assert_array_equal(
+                results[0].posterior(name, chunk).samples,
+                results[1].posterior(name, chunk).samples,
+            )
 
 
 def test_hdi_stops_shrinking_with_reference_calibration_but_not_with_perfect() -> None:

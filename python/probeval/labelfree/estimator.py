@@ -106,7 +106,7 @@ from probeval.labelfree.multiclass import (
     chunk_class_shifts,
     chunk_error_tilts,
     class_shift_sd,
-    combine_auc,
+    combine_one_vs_rest,
     confidence_shift_scale,
     couple,
     drifting_error_alpha,
@@ -119,7 +119,7 @@ from probeval.labelfree.multiclass import (
     score_tilts,
 )
 from probeval.labels.confusion import ConfusionMatrix
-from probeval.labels.scores import ScoreSummary, multiclass_score_posteriors
+from probeval.labels.scores import DEFAULT_MAX_BINS, ScoreSummary, multiclass_score_posteriors
 from probeval.labels.value import value_of_cells
 
 __all__ = ["LabelFreeEstimate", "LabelFreeEstimator"]
@@ -208,8 +208,8 @@ def _check_metrics(metrics: Any) -> list[str]:
                 f"{name!r} cannot be estimated without labels; available: binary metrics "
                 f"({', '.join(BINARY_METRICS)}), roc_auc and average_precision; for "
                 f"multiclass scores {', '.join(DEFAULT_MULTICLASS)}, per-class metrics with "
-                "_macro, _weighted, _micro or [class], and roc_auc_macro, roc_auc_weighted, "
-                "roc_auc[class]"
+                "_macro, _weighted, _micro or [class], and roc_auc or average_precision with "
+                "_macro, _weighted or [class]"
             )
         if key not in resolved:
             resolved.append(key)
@@ -497,11 +497,6 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         for name in names:
             if is_score_metric(name):
                 spec = resolve_score_metric(name, classes, binary=False)
-                if spec.base != "roc_auc":
-                    raise ValueError(
-                        f"{name!r} cannot be estimated without labels; the ranking metric "
-                        "estimated is ROC AUC (roc_auc_macro, roc_auc_weighted, roc_auc[class])"
-                    )
             else:
                 spec = resolve_metric(name, classes, binary=False)
             if spec.name not in [s.name for s in specs]:
@@ -513,7 +508,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
     ) -> LabelFreeEstimator:
         """Multiclass fit: confidence bins per predicted class with the correct rate and the
         error shares of each, their drift over the reference periods, and one binary
-        (one-vs-rest) estimator per class for ROC AUC (see :mod:`probeval.labelfree.multiclass`)."""
+        (one-vs-rest) estimator per class for ROC AUC and average precision (see
+        :mod:`probeval.labelfree.multiclass`)."""
         if self.calibration == "perfect":
             raise ValueError(
                 'calibration="perfect" is for binary scores; multiclass scores are calibrated '
@@ -536,10 +532,14 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         errors = period_errors(bins, u, codes, right, period, n_periods)
         ovr = []
         if any(spec.kernel == "scores" for spec in specs):
+            # ROC AUC always: its draws carry the classes' correlation (couple).
+            wanted = ["prevalence", "roc_auc"]
+            if any(spec.base == "average_precision" for spec in specs):
+                wanted.append("average_precision")
             for c in range(k):
                 one = LabelFreeEstimator(
                     n_bins=self.n_bins,
-                    metrics=["prevalence", "roc_auc"],
+                    metrics=wanted,
                     auc_within_bin=self.auc_within_bin,
                     method=self.method,
                     unseen_drift=self.unseen_drift,
@@ -906,9 +906,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         )
         confusion_specs = [spec for spec in specs if spec.kernel != "scores"]
         score_specs = [spec for spec in specs if spec.kernel == "scores"]
-        classes_needed = len(labels) if score_specs else 0
+        classes_needed = len(labels) * len(_one_vs_rest_metrics(score_specs)) if score_specs else 0
         check_memory(
-            n * len(chunks) * (len(specs) + 2 * classes_needed),
+            n * len(chunks) * (len(specs) + classes_needed),
             request=f"n_samples={n:,} for {len(specs)} metric(s) in {len(chunks):,} chunks",
             alternative="ask for fewer n_samples, or fewer (larger) chunks",
         )
@@ -940,10 +940,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 error_tilt,
                 None if drift is None else self._class_shift(chunks, stats, drift_model),
             )
-        per_class = prevalence = None
+        # Each class's one-vs-rest draws (classes, chunks, draws) of every ranking metric asked
+        # for, with ROC AUC's always (their order carries the classes' correlation), and of
+        # the prevalence that weights them.
+        per_class: dict[str, np.ndarray] = {}
         if score_specs:
-            per_class = np.empty((len(labels), len(chunks), n))
-            prevalence = np.empty_like(per_class)
+            ranked = _one_vs_rest_metrics(score_specs)
+            per_class = {name: np.empty((len(labels), len(chunks), n)) for name in ranked}
             class_drifts = self._class_drifts(chunks, _any_known(known))
             for c, one in enumerate(state["ovr"]):
                 part = None
@@ -964,15 +967,18 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                     shift_diagnostic=False,
                 )
                 for chunk in chunks:
-                    per_class[c, chunk.index] = result.posterior("roc_auc", chunk.index).samples
-                    prevalence[c, chunk.index] = result.posterior("prevalence", chunk.index).samples
+                    for name, draws_of in per_class.items():
+                        draws_of[c, chunk.index] = result.posterior(name, chunk.index).samples
             for chunk in chunks:
-                per_class[:, chunk.index], prevalence[:, chunk.index] = couple(
-                    per_class[:, chunk.index],
-                    prevalence[:, chunk.index],
+                auc, carried = couple(
+                    per_class["roc_auc"][:, chunk.index],
+                    [per_class[name][:, chunk.index] for name in ranked[1:]],
                     state["auc_correlation"],
                     derive(seed, 1_000 + chunk.index),
                 )
+                per_class["roc_auc"][:, chunk.index] = auc
+                for name, moved in zip(ranked[1:], carried, strict=True):
+                    per_class[name][:, chunk.index] = moved
         names = [spec.name for spec in specs]
         results = []
         for chunk in chunks:
@@ -984,11 +990,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                     bounds=spec.bounds,
                 )
             for spec in score_specs:
-                assert per_class is not None
-                assert prevalence is not None
-                samples = combine_auc(
-                    per_class[:, chunk.index],
-                    prevalence[:, chunk.index],
+                samples = combine_one_vs_rest(
+                    per_class[spec.base][:, chunk.index],
+                    per_class["prevalence"][:, chunk.index],
                     spec.average,
                     spec.class_index,
                 )
@@ -1067,33 +1071,46 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         score_specs = [spec for spec in specs if spec.kernel == "scores"]
         if score_specs:
             out.update(
-                self._realized_auc_multiclass(
+                self._realized_ranking_multiclass(
                     score_specs, codes, matrix, n, derive(seed, 3 + 2 * chunk)
                 )
             )
         return out
 
-    def _realized_auc_multiclass(
+    def _realized_ranking_multiclass(
         self, specs: list[MetricSpec], codes: np.ndarray, matrix: np.ndarray, n: int, seed: int
     ) -> dict[str, tuple[float, Posterior | None]]:
-        """One-vs-rest ROC AUCs of a chunk with its labels, by the Bayesian bootstrap that
-        :func:`probeval.evaluate` uses, all from one call (NaN and None unless every class
-        occurs). The values are exact; the draws use 32 bins per class, as the binary
-        realized AUC does (see ``_REALIZED_AUC_BINS``): thirty times faster than 2,048 bins
-        and the same spread within Monte Carlo error."""
+        """One-vs-rest ROC AUCs and average precisions of a chunk with its labels, by the
+        Bayesian bootstrap that :func:`probeval.evaluate` uses (NaN and None unless every class
+        occurs). The values are exact. The AUC draws use 32 bins per class, as the binary
+        realized AUC does (see ``_REALIZED_AUC_BINS``): thirty times faster than 2,048 bins and
+        the same spread within Monte Carlo error. Average precision keeps ``evaluate``'s bins,
+        as the binary realized one does: it lives in the order inside the top bins, and with 32
+        bins its draws sat below the chunk's value."""
         present = np.bincount(codes, minlength=matrix.shape[1])
         if np.any(present == 0):
             return {spec.name: (math.nan, None) for spec in specs}
-        posts = multiclass_score_posteriors(
-            codes,
-            matrix,
-            np.ones(codes.shape[0]),
-            specs,
-            max_bins=_REALIZED_AUC_BINS,
-            n_samples=n,
-            seed=seed,
-        )
-        return {spec.name: (posts[spec.name].observed, posts[spec.name]) for spec in specs}
+        out: dict[str, tuple[float, Posterior | None]] = {}
+        for base, bins, stream in (
+            ("roc_auc", _REALIZED_AUC_BINS, seed),
+            ("average_precision", DEFAULT_MAX_BINS, derive(seed, 1)),
+        ):
+            wanted = [spec for spec in specs if spec.base == base]
+            if not wanted:
+                continue
+            posts = multiclass_score_posteriors(
+                codes,
+                matrix,
+                np.ones(codes.shape[0]),
+                wanted,
+                max_bins=bins,
+                n_samples=n,
+                seed=stream,
+            )
+            out.update(
+                {spec.name: (posts[spec.name].observed, posts[spec.name]) for spec in wanted}
+            )
+        return out
 
     def _drift_for(self, chunks: list[Chunk], labelled: bool = False) -> Drift:
         """The drift between stretches of time the size of these chunks (median rows): the
@@ -1437,18 +1454,19 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             )
         score_specs = [spec for spec in specs if spec.kernel == "scores"]
         if score_specs:
-            parts = [
-                one._reference_posteriors(["prevalence", "roc_auc"], n, beta, zd)
-                for one in state["ovr"]
-            ]
-            auc, prevalence = couple(
+            ranked = _one_vs_rest_metrics(score_specs)
+            parts = [one._reference_posteriors(ranked, n, beta, zd) for one in state["ovr"]]
+            auc, carried = couple(
                 np.stack([part["roc_auc"].samples for part in parts]),
-                np.stack([part["prevalence"].samples for part in parts]),
+                [np.stack([part[name].samples for part in parts]) for name in ranked[1:]],
                 state["auc_correlation"],
                 derive(seed, 2),
             )
+            per_class = dict(zip(ranked, [auc, *carried], strict=True))
             for spec in score_specs:
-                samples = combine_auc(auc, prevalence, spec.average, spec.class_index)
+                samples = combine_one_vs_rest(
+                    per_class[spec.base], per_class["prevalence"], spec.average, spec.class_index
+                )
                 result[spec.name] = Posterior(
                     spec.name, samples=np.ascontiguousarray(samples), bounds=spec.bounds
                 )
@@ -1702,6 +1720,12 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         specs = estimator._multiclass_specs(labels)
         if any(spec.kernel == "scores" for spec in specs) and not ovr:
             raise ValueError("ROC AUC metrics need the saved one-vs-rest estimators")
+        wanted = _one_vs_rest_metrics([spec for spec in specs if spec.kernel == "scores"])
+        if any(name not in one.metrics for one in ovr for name in wanted):
+            raise ValueError(
+                f"the saved one-vs-rest estimators must estimate {', '.join(wanted)} for "
+                f"metrics {estimator.metrics}"
+            )
         bins = MulticlassBins(
             k,
             edges,
@@ -1826,6 +1850,16 @@ def _class_confusion(
     k = len(labels)
     cells = np.bincount(codes * k + predicted, minlength=k * k).astype(np.float64)
     return ConfusionMatrix._from_matrix(cells.reshape(k, k), labels, weighted=False)
+
+
+def _one_vs_rest_metrics(score_specs: list[MetricSpec]) -> list[str]:
+    """What a multiclass fit's one-vs-rest estimators give for these ranking metrics: ROC AUC
+    first (its draws carry the classes' correlation), the prevalence that weights the classes,
+    and average precision when asked for."""
+    names = ["roc_auc", "prevalence"]
+    if any(spec.base == "average_precision" for spec in score_specs):
+        names.append("average_precision")
+    return names
 
 
 def _realized_auc(observed: float, draws: np.ndarray) -> tuple[float, Posterior | None]:

@@ -25,10 +25,11 @@ prediction is right, and — when it is not — which class the row really belon
 
 Each draw then gives a K x K expected confusion matrix (population target) or the drawn matrix
 of these very rows (realized target), and every whole-matrix and per-class metric follows.
-The ranking metrics (one-vs-rest ROC AUC) need the order of each class's own score, which the
-confidence bins do not keep: they come from one binary estimator per class, fitted on
-(y == k, score of k) — the one-vs-rest calibration — macro-averaged per draw, and weighted by
-each draw's prevalence of the class. The classes' AUCs err together (the same rows, the same
+The ranking metrics (one-vs-rest ROC AUC and average precision) need the order of each class's
+own score, which the confidence bins do not keep: they come from one binary estimator per
+class, fitted on (y == k, score of k) — the one-vs-rest calibration — macro-averaged per draw,
+and weighted by each draw's prevalence of the class (average precision's draws are carried
+alongside ROC AUC's in the coupling below). The classes' AUCs err together (the same rows, the same
 labels), which separate binary estimates do not know: averaged as they come, the macro AUC's
 posterior is too narrow (83% coverage of a 95% HDI in a stable simulation). So each chunk's
 per-class draws are reordered — each class keeps exactly its own draws — to carry the
@@ -56,7 +57,7 @@ __all__ = [
     "MulticlassBins",
     "auc_correlation",
     "bin_classes",
-    "combine_auc",
+    "combine_one_vs_rest",
     "confidence_shift_scale",
     "couple",
     "drifting_error_alpha",
@@ -783,11 +784,12 @@ def known_errors(
     return right, table
 
 
-def combine_auc(
+def combine_one_vs_rest(
     per_class: np.ndarray, prevalence: np.ndarray, average: str, class_index: int
 ) -> np.ndarray:
-    """Draws of a one-vs-rest ROC AUC from each class's draws (classes, ...): one class, the
-    plain mean (macro), or the mean weighted by each draw's prevalence of the classes."""
+    """Draws of a one-vs-rest ROC AUC or average precision from each class's draws (classes,
+    ...): one class, the plain mean (macro), or the mean weighted by each draw's prevalence of
+    the classes (as scikit-learn weights by support)."""
     if average == "class":
         out: np.ndarray = per_class[class_index]
         return out
@@ -851,19 +853,22 @@ def _class_counts_around(
 
 
 def couple(
-    draws: np.ndarray, partner: np.ndarray, correlation: np.ndarray, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Reorder each class's draws (rows of ``draws``, with ``partner`` carried along in the
-    same order) so that their ranks follow a Gaussian copula with ``correlation``: every class
-    keeps exactly its own draws (Iman-Conover)."""
+    draws: np.ndarray, carried: list[np.ndarray], correlation: np.ndarray, seed: int
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Reorder each class's draws (rows of ``draws``, with each array of ``carried`` reordered
+    alongside, so a class keeps the pairing of its draws with theirs) so that their ranks
+    follow a Gaussian copula with ``correlation``: every class keeps exactly its own draws
+    (Iman-Conover)."""
     k, n = draws.shape
     values, vectors = np.linalg.eigh(correlation)
     root = vectors * np.sqrt(np.clip(values, 0.0, None))  # correlation ~= root @ root.T
     latent = np.random.default_rng(seed).standard_normal((n, k)) @ root.T
-    out, carried = np.empty_like(draws), np.empty_like(partner)
+    out = np.empty_like(draws)
+    moved = [np.empty_like(part) for part in carried]
     for j in range(k):
         order = np.argsort(draws[j], kind="stable")
         slots = np.argsort(latent[:, j], kind="stable")
         out[j, slots] = draws[j, order]
-        carried[j, slots] = partner[j, order]
-    return out, carried
+        for part, target in zip(carried, moved, strict=True):
+            target[j, slots] = part[j, order]
+    return out, moved
