@@ -141,9 +141,17 @@ def _label_noise_oracle(
     and macro average precision of the chunk over ``draws`` label vectors drawn from each
     row's scores (calibrated: P(y = j | s) = s_j) for these very scores."""
     n, k = scores.shape
-    predicted = scores.argmax(axis=1)
     labels = (rng.random((draws, n, 1)) > scores.cumsum(axis=1)[None]).sum(axis=2)
-    labels = np.minimum(labels, k - 1)
+    return _metrics_of_labels(np.minimum(labels, k - 1), scores)
+
+
+def _metrics_of_labels(labels: np.ndarray, scores: np.ndarray) -> dict[str, np.ndarray]:
+    """Accuracy, macro F1, macro ROC AUC and macro average precision of each row of
+    ``labels`` (label vectors, draws x n) for one chunk's continuous scores (n x k): plain
+    numpy, no ties."""
+    draws, n = labels.shape
+    k = scores.shape[1]
+    predicted = scores.argmax(axis=1)
     cells = (labels * k + predicted).ravel() + k * k * np.repeat(np.arange(draws), n)
     matrix = np.bincount(cells, minlength=draws * k * k).reshape(draws, k, k)
     hits = np.einsum("dkk->dk", matrix)
@@ -1307,14 +1315,15 @@ def _coverage(
         estimator = pe.LabelFreeEstimator(
             metrics=names, method=method, unseen_drift=unseen_drift
         ).fit(y_ref, s_ref)
+        # The chunk's own values, from its labels (numpy; the estimator's `realized` values
+        # equal scikit-learn's, tested above). The draws do not depend on y_true.
+        realized = {name: float(v[0]) for name, v in _metrics_of_labels(y[None], s).items()}
         for target in covered:
-            # The draws do not depend on y_true; the population target does not need it.
-            labels = y if target == "realized" else None
-            result = estimator.estimate(s, y_true=labels, target=target, n_samples=1_000, rng=rep)
+            result = estimator.estimate(s, target=target, n_samples=1_000, rng=rep)
+            truths = population if target == "population" else realized
             for name in names:
                 low, high = result.posterior(name).hdi(0.95)
-                truth = population[name] if target == "population" else result.realized(name)
-                covered[target][name].append(bool(low <= truth <= high))
+                covered[target][name].append(bool(low <= truths[name] <= high))
     return {t: {m: float(np.mean(v)) for m, v in c.items()} for t, c in covered.items()}
 
 

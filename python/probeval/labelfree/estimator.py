@@ -213,8 +213,7 @@ def _check_metrics(metrics: Any) -> list[str]:
             )
         if key not in resolved:
             resolved.append(key)
-    if not resolved:
-        raise ValueError("metrics must name at least one metric")
+    # Never empty: as_name_list refuses an empty list, and every name resolves or raises.
     return resolved
 
 
@@ -532,10 +531,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         errors = period_errors(bins, u, codes, right, period, n_periods)
         ovr = []
         if any(spec.kernel == "scores" for spec in specs):
-            # ROC AUC always: its draws carry the classes' correlation (couple).
-            wanted = ["prevalence", "roc_auc"]
-            if any(spec.base == "average_precision" for spec in specs):
-                wanted.append("average_precision")
+            wanted = _one_vs_rest_metrics([spec for spec in specs if spec.kernel == "scores"])
             for c in range(k):
                 one = LabelFreeEstimator(
                     n_bins=self.n_bins,
