@@ -6,8 +6,9 @@ the one-vs-rest point-estimate method, same data, one run.
 Task: fit on reference rows (labels and scores) and estimate every chunk of production scores,
 10,000 draws per chunk and metric, summarised (mean, 95% HDI, "no worse than the reference"
 decision). Multiclass: the default metrics (accuracy, balanced accuracy, macro precision,
-recall and F1, MCC, kappa, macro and weighted ROC AUC). Binary: the binary estimator's defaults
-(seven metrics and ROC AUC) on binary data of the same sizes.
+recall and F1, MCC, kappa, macro and weighted ROC AUC), and the same plus macro average
+precision (its one-vs-rest draws: what asking for it adds). Binary: the binary estimator's
+defaults (seven metrics and ROC AUC) on binary data of the same sizes.
 
 * The issue's case: 60,000 + 60,000 rows, K = 3, 10 chunks, 7 rounds.
 * Over 8 data sets (seed 2026): reference and production rows 10^U(4, 5) each, K uniform in
@@ -28,11 +29,13 @@ import numpy as np
 
 import probeval as pe
 from _harness import Report, environment, percentiles_ms, save
+from probeval.base.metrics import DEFAULT_MULTICLASS, DEFAULT_MULTICLASS_SCORES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests._monitoring import one_vs_rest_point_estimate
 
 DRAWS = 10_000
+WITH_AP = [*DEFAULT_MULTICLASS, *DEFAULT_MULTICLASS_SCORES, "average_precision_macro"]
 
 
 def multiclass_data(
@@ -67,8 +70,8 @@ def multiclass_data(
     }
 
 
-def run_multiclass(d: dict[str, Any]) -> Any:
-    estimator = pe.LabelFreeEstimator().fit(d["ref_labels"], d["ref_scores"])
+def run_multiclass(d: dict[str, Any], metrics: list[str] | None = None) -> Any:
+    estimator = pe.LabelFreeEstimator(metrics=metrics).fit(d["ref_labels"], d["ref_scores"])
     result = estimator.estimate(d["scores"], n_chunks=d["chunks"], n_samples=DRAWS, rng=1)
     return result.summary()
 
@@ -97,6 +100,7 @@ def main() -> None:
     fixed.compare(
         {
             "probeval multiclass": lambda: run_multiclass(case),
+            "probeval multiclass + macro AP": lambda: run_multiclass(case, WITH_AP),
             "probeval binary": lambda: run_binary(case),
             "one-vs-rest point estimate": lambda: run_one_vs_rest(case),
         },
@@ -104,6 +108,8 @@ def main() -> None:
     )
     fixed.print()
     print(f"multiclass / binary: {fixed.ratio('probeval multiclass', 'probeval binary'):.2f}x")
+    added = fixed.ratio("probeval multiclass + macro AP", "probeval multiclass")
+    print(f"with macro average precision / without: {added:.2f}x")
 
     rng = np.random.default_rng(2026)
     inputs = [
@@ -121,6 +127,7 @@ def main() -> None:
     over.compare_over(
         {
             "probeval multiclass": run_multiclass,
+            "probeval multiclass + macro AP": lambda d: run_multiclass(d, WITH_AP),
             "probeval binary": run_binary,
             "one-vs-rest point estimate": run_one_vs_rest,
         },
@@ -130,7 +137,11 @@ def main() -> None:
     for q in (50, 99):
         binary = over.ratio("probeval multiclass", "probeval binary", q)
         baseline = over.ratio("probeval multiclass", "one-vs-rest point estimate", q)
-        print(f"p{q}: multiclass / binary {binary:.2f}x, multiclass / one-vs-rest {baseline:.2f}x")
+        added = over.ratio("probeval multiclass + macro AP", "probeval multiclass", q)
+        print(
+            f"p{q}: multiclass / binary {binary:.2f}x, multiclass / one-vs-rest {baseline:.2f}x, "
+            f"with macro AP / without {added:.2f}x"
+        )
     payload = {
         "environment": environment(),
         "issue_case_ms": {t.name: percentiles_ms(t) for t in fixed.timings},

@@ -193,7 +193,7 @@ def test_realized_posterior_is_the_labels_own_noise_given_the_scores(
     the posterior sd measured +0.59 +/- 0.06% over 30 chunks of one reference). Measured: sd
     ratio 1.006-1.008, offsets -0.004 to -0.034 sds (pooled); 1.010-1.013 and -0.016 to -0.043
     (hierarchical, whose drift learned from 200 windows is not exactly 0). Average precision:
-    1.0066 / -0.007 and 1.0137 / -0.022 (with scores trusted, ``calibration="perfect"``, 150
+    1.0060 / -0.007 and 1.0112 / -0.022 (with scores trusted, ``calibration="perfect"``, 150
     chunks: 1.0047 +/- 0.0015); sharing a bin's drawn positives out over its score slices in
     proportion to their rates rather than to q (1 - q) made it 1.016 / 1.023, and so did a
     bin's count drawn as one binomial at the bin's rate (rows whose rates differ vary less)."""

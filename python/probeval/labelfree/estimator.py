@@ -65,6 +65,7 @@ from probeval.base.metrics import (
     BINARY_METRICS,
     DEFAULT_BINARY,
     DEFAULT_MULTICLASS,
+    DEFAULT_MULTICLASS_SCORES,
     MetricSpec,
     canonical_name,
     is_multiclass_name,
@@ -488,7 +489,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
 
     def _multiclass_specs(self, classes: list[Any]) -> list[MetricSpec]:
         names = (
-            [*DEFAULT_MULTICLASS, "roc_auc_macro", "roc_auc_weighted"]
+            [*DEFAULT_MULTICLASS, *DEFAULT_MULTICLASS_SCORES]
             if self._default_metrics
             else self.metrics
         )
