@@ -35,7 +35,7 @@ use crate::parallel;
 use crate::posterior::{alloc_output, check_draws, fill_blocks};
 use crate::rng::{fork, stream};
 use crate::sampling::{Beta, Gamma, Sampler};
-use crate::special::ln_beta;
+use crate::special::{digamma, ln_beta};
 use crate::{Error, Result};
 
 /// A fitted reference calibration.
@@ -1421,16 +1421,17 @@ impl Ranking {
                 slices.split(pm, nm, c, rate, buffer);
                 let (pos, neg, c) = (&buffer.pos, &buffer.neg, &buffer.c);
                 let tied = Some(&buffer.tied[..]);
-                let sd = match (noise, buffer.noise_sd) {
-                    (false, _) => 0.0,
-                    (true, Some(sd)) => sd,
+                let (sd, own) = match (noise, buffer.noise) {
+                    (false, _) => (0.0, 0.0),
+                    (true, Some(kept)) => kept,
                     (true, None) => {
                         let sd = ap_noise_sd(pos, neg, c, Some(&buffer.group), tied);
-                        buffer.noise_sd = Some(sd);
-                        sd
+                        let kept = (sd, ap_own_label_term(pos, neg, tied));
+                        buffer.noise = Some(kept);
+                        kept
                     }
                 };
-                with_noise(ap_mean(pos, neg, c, tied), sd, s)
+                with_noise(ap_mean(pos, neg, c, tied) + own, sd, s)
             }
         }
     }
@@ -1513,9 +1514,9 @@ pub struct SliceBuffer {
     rates: Vec<f64>,
     pos_bins: Vec<f64>,
     neg_bins: Vec<f64>,
-    /// The sd of average precision's within-bin noise, kept for the next draws (None: work it
-    /// out at this draw; see [`AP_NOISE_EVERY`]).
-    noise_sd: Option<f64>,
+    /// The sd of average precision's within-bin noise and [`ap_own_label_term`], kept for the
+    /// next draws (None: work them out at this draw; see [`AP_NOISE_EVERY`]).
+    noise: Option<(f64, f64)>,
 }
 
 /// Average precision's within-bin noise (realized target) has its sd worked out at every
@@ -1524,7 +1525,7 @@ pub struct SliceBuffer {
 /// likely as its own (the mixture's variance is the same in expectation: over 40,000 draws of
 /// 60 chunks the sds are within 0.05% of every draw's own, over 1,000 draws of a K = 10 macro
 /// average precision within 0.3%); working it out for every draw was half of
-/// average precision's cost.
+/// average precision's cost. [`ap_own_label_term`], a mean that moves as little, goes with it.
 const AP_NOISE_EVERY: usize = 8;
 
 impl ChunkSlices<'_> {
@@ -1798,7 +1799,7 @@ impl Sink for BinarySink<'_> {
         // Every block of draws starts afresh (d = 0), so no sd crosses from chunk to chunk and
         // the draws do not depend on the thread count.
         if d % AP_NOISE_EVERY == 0 {
-            scratch.noise_sd = None;
+            scratch.noise = None;
         }
         for &(row, ranking) in &self.rankings {
             let slices = self.slices(chunk);
@@ -2484,12 +2485,15 @@ fn near_pole_part(a: f64, b: f64, t: f64, o: f64) -> f64 {
 /// from the bins below are the same for every row of the bin and cancel). 0 when there are
 /// no positives; 1 when there are no negatives.
 fn binned_ap(pm: &[f64], nm: &[f64], c: &[f64], noise: bool, s: &mut Sampler) -> f64 {
-    let sd = if noise {
-        ap_noise_sd(pm, nm, c, None, None)
+    let (sd, own) = if noise {
+        (
+            ap_noise_sd(pm, nm, c, None, None),
+            ap_own_label_term(pm, nm, None),
+        )
     } else {
-        0.0
+        (0.0, 0.0)
     };
-    with_noise(ap_mean(pm, nm, c, None), sd, s)
+    with_noise(ap_mean(pm, nm, c, None) + own, sd, s)
 }
 
 /// `ap` plus N(0, sd²) (no draw when sd is 0), within [0, 1].
@@ -2632,6 +2636,35 @@ fn ap_noise_sd(
     }
     variance += finish(moments);
     variance.sqrt() / p
+}
+
+/// What a finite chunk's expected average precision has beyond [`ap_mean`]'s continuum: each
+/// positive counts itself in its own precision. Given a bin's (or slice's) m rows with x of
+/// them positive, in an order the model does not know (exchangeable rows, q = x / m), its k-th
+/// row, with M rows above the bin, adds E[y_k TP_k] / (M + k) = (q T + (k − 1) x (x − 1) /
+/// (m (m − 1)) + q) / (M + k) to P × AP (T: the positives above), where the continuum counts
+/// q (T + q k) / (M + k): short by q (1 − q) (m − k) / (m − 1) / (M + k). Summed over the
+/// rows: q (1 − q) ((M + m) (ψ(M + m + 1) − ψ(M + 1)) − m) / (m − 1), then over the bins and
+/// divided by the positives P. A realized chunk's AP sits that much higher than the continuum's
+/// on average: without the term, 2% positives in 2,000-row chunks put the posterior mean 0.44 ±
+/// 0.06 sds below the mean over brute-force label draws (−0.10 ± 0.06 with it). A `tied` bin's
+/// positives all get the precision at its end, exactly; a bin of one row or less has no order.
+fn ap_own_label_term(pm: &[f64], nm: &[f64], tied: Option<&[bool]>) -> f64 {
+    let p: f64 = pm.iter().sum();
+    if p <= 0.0 {
+        return 0.0;
+    }
+    let (mut above, mut total) = (0.0, 0.0);
+    for i in (0..pm.len()).rev() {
+        let m = pm[i] + nm[i];
+        if m > 1.0 && pm[i] > 0.0 && !tied.is_some_and(|t| t[i]) {
+            let q = (pm[i] / m).min(1.0);
+            let spread = (above + m) * (digamma(above + m + 1.0) - digamma(above + 1.0)) - m;
+            total += q * (1.0 - q) * spread.max(0.0) / (m - 1.0);
+        }
+        above += m;
+    }
+    total / p
 }
 
 #[cfg(test)]
@@ -2911,6 +2944,43 @@ mod tests {
             }
         }
         area / p
+    }
+
+    #[test]
+    fn own_label_term_is_what_the_continuum_leaves_out_of_the_exact_expectation() {
+        // One bin of m rows, x of them positive in every order alike (all C(m, x) placements
+        // enumerated), below M rows holding T positives: the exact E[Σ_k y_k TP_k / (M + k)]
+        // less the continuum's Σ_k q (T + q k) / (M + k) is P × the term.
+        for (m, x, big_m, t) in [(6usize, 2usize, 4usize, 1usize), (7, 3, 0, 0), (5, 4, 9, 6)] {
+            let (mut exact, mut placements) = (0.0, 0.0);
+            for mask in 0u32..(1 << m) {
+                if mask.count_ones() as usize != x {
+                    continue;
+                }
+                let (mut tp, mut sum) = (t as f64, 0.0);
+                for k in 1..=m {
+                    if mask >> (k - 1) & 1 == 1 {
+                        tp += 1.0;
+                        sum += tp / (big_m + k) as f64;
+                    }
+                }
+                exact += sum;
+                placements += 1.0;
+            }
+            exact /= placements;
+            let q = x as f64 / m as f64;
+            let continuum: f64 = (1..=m)
+                .map(|k| q * (t as f64 + q * k as f64) / (big_m + k) as f64)
+                .sum();
+            // Positives above as a bin of their own (tied: no order inside it).
+            let (pm, nm) = ([x as f64, t as f64], [(m - x) as f64, (big_m - t) as f64]);
+            let p = (x + t) as f64;
+            let own = ap_own_label_term(&pm, &nm, Some(&[false, true])) * p;
+            assert!(
+                (exact - continuum - own).abs() < 1e-12,
+                "{m} {x}: {exact} {continuum} {own}"
+            );
+        }
     }
 
     #[test]
