@@ -967,15 +967,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                     for name, draws_of in per_class.items():
                         draws_of[c, chunk.index] = result.posterior(name, chunk.index).samples
             for chunk in chunks:
-                auc, carried = couple(
-                    per_class["roc_auc"][:, chunk.index],
-                    [per_class[name][:, chunk.index] for name in ranked[1:]],
+                coupled = couple(
+                    {name: draws_of[:, chunk.index] for name, draws_of in per_class.items()},
                     state["auc_correlation"],
                     derive(seed, 1_000 + chunk.index),
                 )
-                per_class["roc_auc"][:, chunk.index] = auc
-                for name, moved in zip(ranked[1:], carried, strict=True):
-                    per_class[name][:, chunk.index] = moved
+                for name, draws_of in per_class.items():
+                    draws_of[:, chunk.index] = coupled[name]
         names = [spec.name for spec in specs]
         results = []
         for chunk in chunks:
@@ -1453,13 +1451,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if score_specs:
             ranked = _one_vs_rest_metrics(score_specs)
             parts = [one._reference_posteriors(ranked, n, beta, zd) for one in state["ovr"]]
-            auc, carried = couple(
-                np.stack([part["roc_auc"].samples for part in parts]),
-                [np.stack([part[name].samples for part in parts]) for name in ranked[1:]],
+            per_class = couple(
+                {name: np.stack([part[name].samples for part in parts]) for name in ranked},
                 state["auc_correlation"],
                 derive(seed, 2),
             )
-            per_class = dict(zip(ranked, [auc, *carried], strict=True))
             for spec in score_specs:
                 samples = combine_one_vs_rest(
                     per_class[spec.base], per_class["prevalence"], spec.average, spec.class_index
@@ -1716,7 +1712,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             raise ValueError(f"one_vs_rest must hold one estimator per class ({k}), or none")
         specs = estimator._multiclass_specs(labels)
         if any(spec.kernel == "scores" for spec in specs) and not ovr:
-            raise ValueError("ROC AUC metrics need the saved one-vs-rest estimators")
+            raise ValueError("ROC AUC and average precision need the saved one-vs-rest estimators")
         wanted = _one_vs_rest_metrics([spec for spec in specs if spec.kernel == "scores"])
         if any(name not in one.metrics for one in ovr for name in wanted):
             raise ValueError(

@@ -853,22 +853,21 @@ def _class_counts_around(
 
 
 def couple(
-    draws: np.ndarray, carried: list[np.ndarray], correlation: np.ndarray, seed: int
-) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Reorder each class's draws (rows of ``draws``, with each array of ``carried`` reordered
-    alongside, so a class keeps the pairing of its draws with theirs) so that their ranks
-    follow a Gaussian copula with ``correlation``: every class keeps exactly its own draws
-    (Iman-Conover)."""
+    per_class: dict[str, np.ndarray], correlation: np.ndarray, seed: int
+) -> dict[str, np.ndarray]:
+    """Reorder each class's ROC AUC draws (``per_class["roc_auc"]``, classes x draws) so that
+    their ranks follow a Gaussian copula with ``correlation``, every other array of
+    ``per_class`` reordered alongside (a class keeps the pairing of its AUC draws with its
+    other draws): every class keeps exactly its own draws (Iman-Conover)."""
+    draws = per_class["roc_auc"]
     k, n = draws.shape
     values, vectors = np.linalg.eigh(correlation)
     root = vectors * np.sqrt(np.clip(values, 0.0, None))  # correlation ~= root @ root.T
     latent = np.random.default_rng(seed).standard_normal((n, k)) @ root.T
-    out = np.empty_like(draws)
-    moved = [np.empty_like(part) for part in carried]
+    out = {name: np.empty_like(part) for name, part in per_class.items()}
     for j in range(k):
         order = np.argsort(draws[j], kind="stable")
         slots = np.argsort(latent[:, j], kind="stable")
-        out[j, slots] = draws[j, order]
-        for part, target in zip(carried, moved, strict=True):
-            target[j, slots] = part[j, order]
-    return out, moved
+        for name, part in per_class.items():
+            out[name][j, slots] = part[j, order]
+    return out
