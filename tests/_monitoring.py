@@ -47,6 +47,9 @@ def _logit(p: np.ndarray) -> np.ndarray:
 #: sd of each chunk's covariate shift (the mean of the scores' logits), ``coarse`` the score
 #: resolution (ties), ``concept`` a fixed shift (logit) of P(y | score) in production only
 #: (from the chunk at ``concept_from`` x the stream's length on; from the first by default),
+#: ``centre`` the mean of the scores' logits (-0.6 by default: about half the rows positive;
+#: -3.5: a tenth positive and 30 or so predicted positives per 5,000-row chunk, so that a
+#: chunk's precision rests on a few dozen rows, as a fraud or default model's does),
 #: ``label_shift`` the production prevalence odds ratio, ``unseen`` the sd (logit) of a shift of
 #: P(y | score) drawn once per stream for all of production: production a year on from a
 #: reference that shows no drift of its own (the drift ``LabelFreeEstimator(unseen_drift=...)``
@@ -62,6 +65,8 @@ SCENARIOS: dict[str, dict[str, float]] = {
     "concept shift (+0.25 logit)": {"concept": 0.25},
     "concept shift mid-stream (+0.4 logit)": {"concept": 0.4, "concept_from": 0.5},
     "label shift (odds x1.3)": {"label_shift": 1.3},
+    "rare positives": {"centre": -3.5},
+    "rare positives + drift": {"centre": -3.5, "drift": 0.12},
 }
 
 
@@ -82,12 +87,13 @@ def simulate(
     coarse, concept = s.get("coarse", 0.0), s.get("concept", 0.0)
     shifted_from = round(s.get("concept_from", 0.0) * n_chunks)
     odds = s.get("label_shift", 1.0)
+    centre = s.get("centre", -0.6)
     base = rng.normal(-0.6, 0.2)
     if unseen is None:
         unseen = rng.normal(0.0, s["unseen"]) if "unseen" in s else 0.0
 
     def period(n: int, production: bool, shifted: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        z = rng.normal(-0.6 + rng.normal(0.0, location), 1.4, n)
+        z = rng.normal(centre + rng.normal(0.0, location), 1.4, n)
         scores = _expit(z)
         if coarse:
             scores = np.clip(np.round(scores / coarse) * coarse, 0.0, 1.0)

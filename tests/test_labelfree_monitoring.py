@@ -178,6 +178,8 @@ CLAIMED = [
     "within-bin shift",
     "coarse tied scores",
     "drift + within-bin + ties",
+    "rare positives",
+    "rare positives + drift",
 ]
 
 
