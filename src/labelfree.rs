@@ -51,6 +51,10 @@ pub struct Calibration {
     /// and its standard error (Hanley & McNeil).
     pub concordance: Vec<f64>,
     pub concordance_se: Vec<f64>,
+    /// Gini mean difference of the reference scores in each bin ([`SpreadSum`]); empty when
+    /// not known (an estimator saved before it was kept): the concordances are then used as
+    /// they are in every chunk.
+    pub spread: Vec<f64>,
     pub threshold: f64,
 }
 
@@ -90,6 +94,21 @@ impl Calibration {
         (self.pos[i] + prior.0) / (self.pos[i] + self.neg[i] + prior.0 + prior.1)
     }
 
+    /// Bin i's within-bin concordance in a chunk whose scores in the bin have Gini mean
+    /// difference `spread`, given its concordance `c` on the reference. The bin's positive rate
+    /// climbs with the score by the same slope β in both (P(y | score) is what the reference
+    /// measured), and c = ½ + β G / (4 r (1 − r)) (see [`ScoreSlices`]): c − ½ scales with the
+    /// chunk's spread over the reference's. A chunk whose rows in the bin share one score
+    /// ranks none of them (½); one spread wider ranks them more.
+    pub fn chunk_concordance(&self, i: usize, c: f64, spread: f64) -> f64 {
+        match self.spread.get(i) {
+            Some(&reference) if reference > 0.0 => {
+                (0.5 + (c - 0.5) * spread / reference).clamp(0.0, 1.0)
+            }
+            _ => c,
+        }
+    }
+
     /// Bin of a score: the number of inner edges strictly below it.
     #[inline]
     pub fn bin_of(&self, score: f64) -> usize {
@@ -103,6 +122,7 @@ impl Calibration {
         neg: Vec<f64>,
         concordance: Vec<f64>,
         concordance_se: Vec<f64>,
+        spread: Vec<f64>,
         threshold: f64,
     ) -> Result<Self> {
         let k = edges.len() + 1;
@@ -135,6 +155,11 @@ impl Calibration {
                 "concordances and their standard errors must lie in [0, 1]",
             ));
         }
+        if !(spread.is_empty() || spread.len() == k) || !ok(&spread, 1.0) {
+            return Err(Error::invalid(
+                "score spreads must be one per bin (or none), each in [0, 1]",
+            ));
+        }
         if !(0.0..=1.0).contains(&threshold) {
             return Err(Error::invalid(format!(
                 "threshold must be in [0, 1], got {threshold}"
@@ -146,6 +171,7 @@ impl Calibration {
             neg,
             concordance,
             concordance_se,
+            spread,
             threshold,
         })
     }
@@ -225,12 +251,14 @@ pub fn fit(
     let mut neg = vec![0.0; k];
     let mut concordance = vec![0.5; k];
     let mut concordance_se = vec![0.0; k];
+    let mut spread = vec![0.0; k];
     for (i, rows) in bins.iter_mut().enumerate() {
-        let (c, se, p, q) = mann_whitney(rows);
+        let (c, se, p, q, g) = mann_whitney(rows);
         pos[i] = p;
         neg[i] = q;
         concordance[i] = c;
         concordance_se[i] = se;
+        spread[i] = g;
     }
     Ok(Calibration {
         edges,
@@ -238,6 +266,7 @@ pub fn fit(
         neg,
         concordance,
         concordance_se,
+        spread,
         threshold,
     })
 }
@@ -299,6 +328,7 @@ pub fn fit_from_counts(
     let k = edges.len() + 1;
     let (mut bin_pos, mut bin_neg) = (vec![0.0; k], vec![0.0; k]);
     let (mut wins, mut neg_below) = (vec![0.0; k], vec![0.0; k]);
+    let mut spreads: Vec<SpreadSum> = (0..k).map(|_| SpreadSum::default()).collect();
     for ((&v, &p), &q) in values.iter().zip(pos).zip(neg) {
         let b = edges.partition_point(|&e| e < v);
         // Ascending values: every negative seen before in the bin scored lower.
@@ -306,6 +336,7 @@ pub fn fit_from_counts(
         neg_below[b] += q;
         bin_pos[b] += p;
         bin_neg[b] += q;
+        spreads[b].add(v, p + q);
     }
     let mut concordance = vec![0.5; k];
     let mut concordance_se = vec![0.0; k];
@@ -318,15 +349,18 @@ pub fn fit_from_counts(
         neg: bin_neg,
         concordance,
         concordance_se,
+        spread: spreads.iter().map(SpreadSum::gini).collect(),
         threshold,
     })
 }
 
 /// Concordance P(score of a positive > score of a negative) + ½ P(tie) within one bin, its
-/// Hanley–McNeil standard error, and the numbers of positives and negatives.
-fn mann_whitney(rows: &mut [(f64, bool)]) -> (f64, f64, f64, f64) {
+/// Hanley–McNeil standard error, the numbers of positives and negatives, and the scores'
+/// Gini mean difference ([`SpreadSum`]).
+fn mann_whitney(rows: &mut [(f64, bool)]) -> (f64, f64, f64, f64, f64) {
     rows.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (mut pos, mut neg, mut wins) = (0.0, 0.0, 0.0);
+    let mut spread = SpreadSum::default();
     let mut i = 0;
     while i < rows.len() {
         let mut j = i;
@@ -342,10 +376,51 @@ fn mann_whitney(rows: &mut [(f64, bool)]) -> (f64, f64, f64, f64) {
         wins += tie_pos * (neg + 0.5 * tie_neg);
         pos += tie_pos;
         neg += tie_neg;
+        spread.add(rows[i].0, tie_pos + tie_neg);
         i = j;
     }
     let (concordance, se) = concordance_and_se(wins, pos, neg);
-    (concordance, se, pos, neg)
+    (concordance, se, pos, neg, spread.gini())
+}
+
+/// How a bin's scores spread, from its distinct scores taken in ascending order, each with
+/// its number of rows: the Gini mean difference G = E|s − s′| over pairs of distinct rows
+/// (tied pairs count 0), which with the positive rate's slope β on the score sets the
+/// within-bin concordance ½ + β G / (4 r (1 − r)); and the share of the Mann–Whitney count's
+/// variance that ties leave, 1 − Σ (t³ − t) / (n³ − n) over runs of t tied rows.
+#[derive(Clone, Copy, Debug, Default)]
+struct SpreadSum {
+    rows: f64,
+    sum: f64,
+    /// Σ over pairs of distinct rows, each pair once, of the higher score minus the lower.
+    gaps: f64,
+    ties: f64,
+}
+
+impl SpreadSum {
+    /// Add `count` rows at `value`, at least every value added before (one call per run of
+    /// ties: the tie term counts a run as a whole).
+    fn add(&mut self, value: f64, count: f64) {
+        self.gaps += count * (value * self.rows - self.sum);
+        self.rows += count;
+        self.sum += count * value;
+        self.ties += count * count * count - count;
+    }
+
+    fn gini(&self) -> f64 {
+        if self.rows < 2.0 {
+            return 0.0;
+        }
+        (2.0 * self.gaps / (self.rows * (self.rows - 1.0))).clamp(0.0, 1.0)
+    }
+
+    fn tie_factor(&self) -> f64 {
+        if self.rows < 2.0 {
+            return 1.0;
+        }
+        let n = self.rows;
+        (1.0 - self.ties / (n * n * n - n)).clamp(0.0, 1.0)
+    }
 }
 
 /// The concordance wins / (pos neg) and its Hanley–McNeil standard error (½ and 0 when a
@@ -1058,7 +1133,7 @@ impl Drift {
                 nm[i] = stats.counts[i] - pm[i];
             }
             let (metric, slices) = ranking;
-            metric.eval(&pm, &nm, concordance, false, s, slices, None, &mut buffer)
+            metric.eval(&pm, &nm, concordance, None, s, slices, None, &mut buffer)
         };
         let (mut rates, mut mean) = (vec![0.0; k], vec![0.0; k]);
         let (mut class_s, mut class_z) = (Sampler::new(stream(seed, 1)), Vec::new());
@@ -1223,13 +1298,19 @@ pub struct ChunkStats {
     /// Rows of the chunk whose labels are known already, per bin: positives and negatives.
     pub labelled_pos: Vec<f64>,
     pub labelled_neg: Vec<f64>,
+    /// Per bin, the Gini mean difference of the chunk's scores
+    /// ([`Calibration::chunk_concordance`]) and the share of the within-bin Mann–Whitney
+    /// variance their ties leave (1 without ties; 0 when every row shares one score).
+    pub spread: Vec<f64>,
+    pub tie_factor: Vec<f64>,
 }
 
 /// Assign the scores of each chunk (`starts` are chunk start offsets, ascending, the first 0)
-/// to the calibration's bins in one pass; chunks in parallel. The calibrated within-bin
-/// concordance (perfect calibration only) needs each bin's scores sorted, so it is computed
-/// only when `concordance` asks for it (else ½). `labels`, aligned with the scores, are the
-/// labels known already: 1, 0, or NaN for a row still without one.
+/// to the calibration's bins in one pass; chunks in parallel. Each bin's scores are then
+/// sorted for their spread and ties; the calibrated within-bin concordance (perfect
+/// calibration only) is computed only when `concordance` asks for it (else ½). `labels`,
+/// aligned with the scores, are the labels known already: 1, 0, or NaN for a row still
+/// without one.
 pub fn chunk_stats(
     cal: &Calibration,
     scores: &[f64],
@@ -1268,15 +1349,13 @@ pub fn chunk_stats(
         let rows = &scores[starts[c]..end];
         let mut counts = vec![0.0; k];
         let mut sums = vec![0.0; k];
-        let mut by_bin: Vec<Vec<f64>> = vec![Vec::new(); if concordance { k } else { 0 }];
+        let mut by_bin: Vec<Vec<f64>> = vec![Vec::new(); k];
         let (mut labelled_pos, mut labelled_neg) = (vec![0.0; k], vec![0.0; k]);
         for (r, &s) in rows.iter().enumerate() {
             let b = cal.bin_of(s);
             counts[b] += 1.0;
             sums[b] += s;
-            if concordance {
-                by_bin[b].push(s);
-            }
+            by_bin[b].push(s);
             if let Some(labels) = labels {
                 let y = labels[starts[c] + r];
                 if y == 1.0 {
@@ -1296,6 +1375,15 @@ pub fn chunk_stats(
                 }
             })
             .collect();
+        let (mut spread, mut tie_factor) = (vec![0.0; k], vec![1.0; k]);
+        for (b, values) in by_bin.iter_mut().enumerate() {
+            values.sort_by(f64::total_cmp);
+            let mut sum = SpreadSum::default();
+            for run in values.chunk_by(|a, b| a == b) {
+                sum.add(run[0], run.len() as f64);
+            }
+            (spread[b], tie_factor[b]) = (sum.gini(), sum.tie_factor());
+        }
         let perfect_concordance = if concordance {
             by_bin
                 .iter_mut()
@@ -1310,6 +1398,8 @@ pub fn chunk_stats(
             perfect_concordance,
             labelled_pos,
             labelled_neg,
+            spread,
+            tie_factor,
         })
     })
 }
@@ -1397,7 +1487,8 @@ impl Ranking {
     }
 
     /// The metric of positive masses `pm` and negative masses `nm` over bins in ascending
-    /// score order; with `noise` (realized counts) plus its within-bin sampling noise. Average
+    /// score order; with `noise` (realized counts: the bins' tie factors) plus its within-bin
+    /// sampling noise. Average
     /// precision follows the chunk's own scores inside each bin where `slices` has them, the
     /// bins' masses drawn at `rate` (None: their own ratio).
     #[allow(clippy::too_many_arguments)]
@@ -1406,7 +1497,7 @@ impl Ranking {
         pm: &[f64],
         nm: &[f64],
         c: &[f64],
-        noise: bool,
+        noise: Option<&[f64]>,
         s: &mut Sampler,
         slices: Option<ChunkSlices>,
         rate: Option<&[f64]>,
@@ -1414,14 +1505,14 @@ impl Ranking {
     ) -> f64 {
         match (self, slices) {
             (Ranking::RocAuc, _) => binned_auc(pm, nm, c, noise, s),
-            (Ranking::AveragePrecision, None) => binned_ap(pm, nm, c, noise, s),
+            (Ranking::AveragePrecision, None) => binned_ap(pm, nm, c, noise.is_some(), s),
             (Ranking::AveragePrecision, Some(slices)) => {
                 // The slices of a bin share out its positives (drawn per bin): their noise
                 // is the bin's, taken over all its slices.
                 slices.split(pm, nm, c, rate, buffer);
                 let (pos, neg, c) = (&buffer.pos, &buffer.neg, &buffer.c);
                 let tied = Some(&buffer.tied[..]);
-                let (sd, own) = match (noise, buffer.noise) {
+                let (sd, own) = match (noise.is_some(), buffer.noise) {
                     (false, _) => (0.0, 0.0),
                     (true, Some(kept)) => kept,
                     (true, None) => {
@@ -1439,20 +1530,18 @@ impl Ranking {
 
 /// The chunks' own scores inside each bin, for average precision, which depends on how the
 /// positives spread inside the top bins far more than ROC AUC does: a bin's positive rate
-/// taken as linear in the score, p(s) = r + β (s − s̄), the bin's concordance fixing β
+/// taken as linear in the score, p(s) = r + β (s − s̄), the chunk's concordance fixing β
 /// (c = ½ + β G / (4 r (1 − r)) with G the Gini mean difference E|s − s′| of the chunk's
-/// scores in the bin; a calibrated score has β = 1), and the chunk's rows in the bin cut into
-/// `per_bin` equal-count slices in score order, each with the share of the bin's rows, their
-/// mean score and their span (max − min). Under a covariate shift inside a bin the slices
-/// follow the chunk's scores. Per chunk, bin and slice, row-major; `spread`: G per chunk and
-/// bin (0: no slope).
+/// scores in the bin, [`ChunkStats::spread`]; a calibrated score has β = 1), and the chunk's
+/// rows in the bin cut into `per_bin` equal-count slices in score order, each with the share
+/// of the bin's rows, their mean score and their span (max − min). Under a covariate shift
+/// inside a bin the slices follow the chunk's scores. Per chunk, bin and slice, row-major.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScoreSlices {
     pub per_bin: usize,
     pub share: Vec<f64>,
     pub mean: Vec<f64>,
     pub span: Vec<f64>,
-    pub spread: Vec<f64>,
 }
 
 impl ScoreSlices {
@@ -1461,13 +1550,11 @@ impl ScoreSlices {
         let sizes_fit = self.per_bin > 0
             && [self.share.len(), self.mean.len(), self.span.len()]
                 .iter()
-                .all(|&n| n == size)
-            && self.spread.len() == n_chunks * k;
+                .all(|&n| n == size);
         let in_range = |v: &[f64]| v.iter().all(|x| x.is_finite() && *x >= 0.0);
-        if !sizes_fit || !in_range(&self.share) || !in_range(&self.span) || !in_range(&self.spread)
-        {
+        if !sizes_fit || !in_range(&self.share) || !in_range(&self.span) {
             return Err(Error::invalid(
-                "score slices need per chunk, bin and slice a share, mean and span >= 0, and a spread per bin",
+                "score slices need per chunk, bin and slice a share, mean and span >= 0",
             ));
         }
         if !self.mean.iter().all(|x| (0.0..=1.0).contains(x)) {
@@ -1478,19 +1565,20 @@ impl ScoreSlices {
         Ok(())
     }
 
-    fn chunk(&self, chunk: usize, k: usize) -> ChunkSlices<'_> {
+    /// Chunk `chunk`'s slices, with the spread of its scores in each bin.
+    fn chunk<'a>(&'a self, chunk: usize, k: usize, spread: &'a [f64]) -> ChunkSlices<'a> {
         let range = chunk * k * self.per_bin..(chunk + 1) * k * self.per_bin;
         ChunkSlices {
             per_bin: self.per_bin,
             share: &self.share[range.clone()],
             mean: &self.mean[range.clone()],
             span: &self.span[range],
-            spread: &self.spread[chunk * k..(chunk + 1) * k],
+            spread,
         }
     }
 }
 
-/// One chunk's part of [`ScoreSlices`].
+/// One chunk's part of [`ScoreSlices`], with its scores' spread per bin.
 #[derive(Clone, Copy)]
 pub struct ChunkSlices<'a> {
     per_bin: usize,
@@ -1731,7 +1819,7 @@ trait Sink: Sync {
         &[]
     }
     /// The chunk's score slices for average precision, if any.
-    fn slices(&self, _chunk: usize) -> Option<ChunkSlices<'_>> {
+    fn slices<'a>(&'a self, _chunk: usize, _stats: &'a ChunkStats) -> Option<ChunkSlices<'a>> {
         None
     }
     #[allow(clippy::too_many_arguments)]
@@ -1764,8 +1852,9 @@ impl Sink for BinarySink<'_> {
         SliceBuffer::default()
     }
 
-    fn slices(&self, chunk: usize) -> Option<ChunkSlices<'_>> {
-        self.slices.map(|slices| slices.chunk(chunk, self.k))
+    fn slices<'a>(&'a self, chunk: usize, stats: &'a ChunkStats) -> Option<ChunkSlices<'a>> {
+        self.slices
+            .map(|slices| slices.chunk(chunk, self.k, &stats.spread))
     }
 
     fn ranking_rows(&self) -> &[(usize, Ranking)] {
@@ -1802,7 +1891,7 @@ impl Sink for BinarySink<'_> {
             scratch.noise = None;
         }
         for &(row, ranking) in &self.rankings {
-            let slices = self.slices(chunk);
+            let slices = self.slices(chunk, stats);
             let narrow = slices.filter(|_| noise && ranking == Ranking::AveragePrecision);
             let (mut pos, mut neg) = (
                 std::mem::take(&mut scratch.pos_bins),
@@ -1818,7 +1907,8 @@ impl Sink for BinarySink<'_> {
             };
             let rate = Some(masses.rate);
             let s = &mut s[ranking.noise_stream()];
-            out[row][d] = ranking.eval(p, n, masses.concordance, noise, s, slices, rate, scratch);
+            let ties = noise.then_some(&stats.tie_factor[..]);
+            out[row][d] = ranking.eval(p, n, masses.concordance, ties, s, slices, rate, scratch);
             (scratch.pos_bins, scratch.neg_bins) = (pos, neg);
         }
     }
@@ -2158,13 +2248,18 @@ fn draw_masses<S: Sink>(
         ]
         .iter()
         .chain(&[c.labelled_pos.len(), c.labelled_neg.len()])
+        .chain(&[c.spread.len(), c.tie_factor.len()])
         .all(|&n| n == k)
     };
     let labels_fit = |c: &ChunkStats| {
         (0..k).all(|i| {
             let (x, y) = (c.labelled_pos[i], c.labelled_neg[i]);
             x >= 0.0 && y >= 0.0 && x + y <= c.counts[i]
-        })
+        }) && c
+            .spread
+            .iter()
+            .chain(&c.tie_factor)
+            .all(|v| (0.0..=1.0).contains(v))
     };
     if chunks.iter().any(|c| !fits(c) || !labels_fit(c)) {
         return Err(Error::invalid(
@@ -2313,7 +2408,11 @@ impl Job<'_> {
                     (rate[i], c[i]) = match self.shared {
                         Some(shared) => (
                             shared[i * n_draws + column],
-                            shared[(k + i) * n_draws + column],
+                            self.cal.chunk_concordance(
+                                i,
+                                shared[(k + i) * n_draws + column],
+                                stats.spread[i],
+                            ),
                         ),
                         None if settings.within_bin => {
                             (stats.mean_score[i], stats.perfect_concordance[i])
@@ -2361,7 +2460,8 @@ impl Job<'_> {
         let concordance: Vec<f64> = (0..k)
             .map(|i| {
                 if settings.within_bin {
-                    self.cal.concordance[i]
+                    self.cal
+                        .chunk_concordance(i, self.cal.concordance[i], stats.spread[i])
                 } else {
                     0.5
                 }
@@ -2373,7 +2473,7 @@ impl Job<'_> {
                 model,
                 stats,
                 &concordance,
-                (ranking, sink.slices(index)),
+                (ranking, sink.slices(index, stats)),
                 RANKING_OFFSET_DRAWS,
                 fork(seed, u64::MAX),
             );
@@ -2386,15 +2486,17 @@ impl Job<'_> {
 }
 
 /// AUC of bins in score order with positive masses `pm`, negative masses `nm` and within-bin
-/// concordances `c`. With `noise` (realized counts), each bin's within-bin concordant count
-/// also gets its Mann–Whitney sampling noise. ½ when a class has no mass.
-fn binned_auc(pm: &[f64], nm: &[f64], c: &[f64], noise: bool, s: &mut Sampler) -> f64 {
+/// concordances `c`. With `noise` (realized counts: each bin's tie factor, see
+/// [`ChunkStats::tie_factor`]), each bin's within-bin concordant count also gets its
+/// Mann–Whitney sampling noise, N(0, X Y (X + Y + 1) / 12) times the tie factor (pairs of
+/// tied rows count ½ whichever of them is the positive). ½ when a class has no mass.
+fn binned_auc(pm: &[f64], nm: &[f64], c: &[f64], noise: Option<&[f64]>, s: &mut Sampler) -> f64 {
     let (mut below, mut wins) = (0.0, 0.0);
     for i in 0..pm.len() {
         let (x, y) = (pm[i], nm[i]);
         let mut within = c[i] * x * y;
-        if noise && x > 0.0 && y > 0.0 {
-            let sd = (x * y * (x + y + 1.0) / 12.0).sqrt();
+        if let Some(ties) = noise.filter(|_| x > 0.0 && y > 0.0) {
+            let sd = (x * y * (x + y + 1.0) / 12.0 * ties[i]).sqrt();
             within = (within + sd * s.normal()).clamp(0.0, x * y);
         }
         wins += x * below + within;
@@ -3035,9 +3137,9 @@ mod tests {
             share: vec![0.25; 8],
             mean: vec![0.1, 0.15, 0.2, 0.25, 0.6, 0.7, 0.8, 0.9],
             span: vec![0.05; 8],
-            spread: vec![0.08, 0.17],
         };
-        let chunk = slices.chunk(0, 2);
+        let spread = [0.08, 0.17];
+        let chunk = slices.chunk(0, 2, &spread);
         let c = [0.55, 0.6];
         let mut buffer = SliceBuffer::default();
         // Population masses (at their own rates): totals kept, rates rising inside each bin.
@@ -3090,7 +3192,9 @@ mod tests {
             share: vec![0.0, 0.0, 0.0, 0.0, 0.25, 0.25, 0.25, 0.25],
             ..slices.clone()
         };
-        empty.chunk(0, 2).split(&pm, &nm, &c, None, &mut buffer);
+        empty
+            .chunk(0, 2, &spread)
+            .split(&pm, &nm, &c, None, &mut buffer);
         assert_eq!(buffer.pos.len(), 5);
         assert_eq!(
             (buffer.pos[0], buffer.neg[0], buffer.c[0]),
@@ -3204,7 +3308,7 @@ mod tests {
         let auc_at = |rates: &[f64], s: &mut Sampler| {
             let pm: Vec<f64> = (0..k).map(|i| bare.counts[i] * rates[i]).collect();
             let nm: Vec<f64> = (0..k).map(|i| bare.counts[i] - pm[i]).collect();
-            binned_auc(&pm, &nm, &c, false, s)
+            binned_auc(&pm, &nm, &c, None, s)
         };
         let n = 20_000;
         for _ in 0..n {
@@ -3451,6 +3555,7 @@ mod tests {
             vec![20.0, 40.0, 10.0],
             vec![0.5; 3],
             vec![0.0; 3],
+            Vec::new(),
             1.0,
         )
         .unwrap();
@@ -3470,6 +3575,8 @@ mod tests {
             perfect_concordance: vec![0.5; 3],
             labelled_pos: vec![0.0; 3],
             labelled_neg: vec![0.0; 3],
+            spread: vec![0.0; 3],
+            tie_factor: vec![1.0; 3],
         }
     }
 
@@ -3750,5 +3857,111 @@ mod tests {
         let c = calibrated_concordance(&mut [0.8, 0.2]);
         assert!((c - 0.8).abs() < 1e-12, "{c}");
         assert_eq!(calibrated_concordance(&mut []), 0.5);
+    }
+
+    #[test]
+    fn spread_and_ties_against_every_pair() {
+        let mut s = Sampler::new(stream(31, 0));
+        for size in [2usize, 3, 7, 40] {
+            // Scores on a coarse grid, so that some are tied.
+            let mut values: Vec<f64> = (0..size)
+                .map(|_| (s.uniform() * 8.0).floor() / 8.0)
+                .collect();
+            values.sort_by(f64::total_cmp);
+            let mut sum = SpreadSum::default();
+            for run in values.chunk_by(|a, b| a == b) {
+                sum.add(run[0], run.len() as f64);
+            }
+            let n = size as f64;
+            let gaps: f64 = (0..size)
+                .flat_map(|i| (0..size).map(move |j| (i, j)))
+                .filter(|(i, j)| i != j)
+                .map(|(i, j)| (values[i] - values[j]).abs())
+                .sum();
+            assert!((sum.gini() - gaps / (n * (n - 1.0))).abs() < 1e-12);
+            // The tie-corrected Mann–Whitney variance over the untied one.
+            let ties: f64 = values
+                .chunk_by(|a, b| a == b)
+                .map(|run| (run.len().pow(3) - run.len()) as f64)
+                .sum();
+            assert!((sum.tie_factor() - (1.0 - ties / (n * n * n - n))).abs() < 1e-12);
+        }
+        let mut one = SpreadSum::default();
+        one.add(0.3, 5.0);
+        assert_eq!((one.gini(), one.tie_factor()), (0.0, 0.0));
+        assert_eq!(
+            (
+                SpreadSum::default().gini(),
+                SpreadSum::default().tie_factor()
+            ),
+            (0.0, 1.0)
+        );
+    }
+
+    #[test]
+    fn fit_from_counts_keeps_the_spread_of_the_rows() {
+        let (scores, labels) = calibrated(3_000, 8);
+        let rounded: Vec<f64> = scores.iter().map(|v| (v * 50.0).round() / 50.0).collect();
+        let cal = fit(&rounded, &labels, 10, 0.5).unwrap();
+        let mut values = rounded.clone();
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+        let count = |v: f64, y: bool| {
+            rounded
+                .iter()
+                .zip(&labels)
+                .filter(|(s, l)| **s == v && **l == y)
+                .count() as f64
+        };
+        let pos: Vec<f64> = values.iter().map(|&v| count(v, true)).collect();
+        let neg: Vec<f64> = values.iter().map(|&v| count(v, false)).collect();
+        let from_counts = fit_from_counts(&values, &pos, &neg, 10, 0.5).unwrap();
+        for (a, b) in cal.spread.iter().zip(&from_counts.spread) {
+            assert!((a - b).abs() < 1e-12, "{a} {b}");
+        }
+        assert!(cal.spread.iter().filter(|&&g| g > 0.0).count() >= cal.n_bins() / 2);
+    }
+
+    #[test]
+    fn a_chunk_ranks_inside_a_bin_as_far_as_its_scores_spread() {
+        let (ref_scores, ref_labels) = calibrated(50_000, 4);
+        let cal = fit(&ref_scores, &ref_labels, 10, 0.5).unwrap();
+        let b = cal.bin_of(0.7);
+        let c = cal.concordance[b];
+        assert!(c > 0.52, "{c}");
+        // The reference's own spread keeps the concordance; none ranks nothing; half as wide
+        // ranks half as far; no spread known keeps it whatever the chunk.
+        assert!((cal.chunk_concordance(b, c, cal.spread[b]) - c).abs() < 1e-15);
+        assert_eq!(cal.chunk_concordance(b, c, 0.0), 0.5);
+        let half = cal.chunk_concordance(b, c, cal.spread[b] / 2.0);
+        assert!((half - (0.5 + (c - 0.5) / 2.0)).abs() < 1e-12);
+        let unknown = Calibration {
+            spread: Vec::new(),
+            ..cal.clone()
+        };
+        assert_eq!(unknown.chunk_concordance(b, c, 0.0), c);
+        // A chunk whose rows all share one score: its realized ROC AUC is ½ in every draw
+        // (every pair is tied), and its population AUC sits at ½.
+        let tied = chunk_stats(&cal, &[0.7; 400], &[0], false, None).unwrap();
+        assert_eq!(tied[0].tie_factor[b], 0.0);
+        assert_eq!(tied[0].spread[b], 0.0);
+        for target in [Target::Realized, Target::Population] {
+            let settings = Settings {
+                target,
+                mode: Mode::Reference,
+                within_bin: true,
+                want_auc: true,
+                want_ap: false,
+                zero_division: 0.0,
+            };
+            let out = estimate(&cal, &tied, &[], settings, None, None, 2_000, 3).unwrap();
+            let worst = out.iter().map(|v| (v - 0.5).abs()).fold(0.0, f64::max);
+            let bound = if target == Target::Realized {
+                0.0
+            } else {
+                0.02
+            };
+            assert!(worst <= bound, "{target:?}: {worst}");
+        }
     }
 }

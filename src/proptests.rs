@@ -225,7 +225,6 @@ proptest! {
             share: (0..size).map(|i| (i % 2) as f64).collect(),
             mean: (0..size).map(|i| cal.bounds((i / 2) % k).1).collect(),
             span: (0..size).map(|i| 0.5 * (i % 2) as f64).collect(),
-            spread: (0..chunks.len() * k).map(|i| 0.3 * (cal.bounds(i % k).1 - cal.bounds(i % k).0)).collect(),
         };
         let out = labelfree::estimate(
             &cal, &chunks, &all, settings, Some(&drift), Some(&slices), 20, 1,

@@ -1389,7 +1389,7 @@ def test_multiclass_flights_before_and_after_the_shift() -> None:
     .01780, .01571 before them); macro AUC 0.01530 vs
     0.01537 and 0.01632 vs 0.01615 (+0.00017 +- 0.00027; without ``drift_per_shift`` .01547 and
     .01634, before the drift's Jensen gap was taken off the AUC: 0.0165 and 0.0164); macro
-    average precision .02733 vs .02720 (+0.00014 +- 0.00035), coverage 1.00, and .02894 vs
+    average precision .02731 vs .02720 (+0.00011 +- 0.00032), coverage 1.00, and .02895 vs
     .02909 after."""
     stream = flights_multiclass()
     _multiclass_against_one_vs_rest(stream, stream.month >= 9)
@@ -1414,9 +1414,9 @@ def test_multiclass_flights_streams_not_tuned_on(features: str, cuts: tuple[floa
     four-class schedule model's .0204 vs .0194, +.0010 +- .0004; at the default 10,000 draws,
     seeds 0 and 1: departure +.0008 +- .0004 and +.0003 +- .0004, schedule +.0010 +- .0003 and
     +.0012 +- .0004), printed here, stated in docs/labelfree.md and left open. Macro average
-    precision before September: .02025 vs .01933 (+.0009 +- .0008), .03057 vs .03099, .01691
+    precision before September: .02037 vs .01933 (+.0010 +- .0009), .03044 vs .03099, .01687
     vs .01652 (+.0004 +- .0005), coverage 1.00; after it the four-class models' are +.0007
-    +- .0004 and +.0006 +- .0005 further (+.0012 and -.0001 before the own-label term), the
+    +- .0005 and +.0000 +- .0004 further (+.0012 and -.0001 before the own-label term), the
     three-class one's nearer."""
     stream = flights_multiclass(features, cuts)
     _multiclass_against_one_vs_rest(stream, stream.month >= 9, after_checked=False)
@@ -1428,9 +1428,9 @@ def test_multiclass_card_tiers_before_and_after_the_shift() -> None:
     shift from the 7th on that no label-free method sees: accuracy 0.76 -> 0.56). Measured
     (2,000 draws): coverage 1.00 / 1.00 / 1.00 before the shift; MAE ours vs the one-vs-rest
     point-estimate method before: accuracy .00279 vs .00275 (+0.00004 +- 0.00016), macro F1
-    .00270 vs .00269, macro AUC .00134 vs .00130 (+0.00005 +- 0.00005); after: .07139 vs
+    .00270 vs .00269, macro AUC .00133 vs .00130 (+0.00003 +- 0.00005); after: .07139 vs
     .07163, .07046 vs .07027 (+0.00018 +- 0.00009; .07055 before the error tilt followed the
-    chunk's scores), .06285 vs .06605; macro average precision .00283 vs .00303 before, .08953
+    chunk's scores), .06283 vs .06605; macro average precision .00291 vs .00303 before, .08909
     vs .09159 after."""
     try:
         stream = card_tiers()

@@ -1164,13 +1164,19 @@ def test_average_precision_score_slices_follow_the_rows(
     """The label-free average precision's slices of each chunk's rows in each bin, against a
     row-by-row description: shares add up to 1 in every occupied bin, no tie is split, one
     slice per distinct score where a bin has at most ``per_bin`` of them, slices in score
-    order with their rows' mean and span, and the bin's mean absolute difference of scores."""
+    order with their rows' mean and span; and the chunk statistics' spread of the bin's
+    scores (mean absolute difference over pairs of distinct rows) and the share of the
+    Mann-Whitney variance their ties leave."""
     from probeval.labelfree.estimator import _score_slices
 
     values = np.array(scores, dtype=float)
     starts = sorted({0, *(min(c, values.shape[0]) for c in cuts)})
     inner = np.array(sorted(edges))
-    share, mean, span, spread = _score_slices(values, starts, inner, per_bin)
+    share, mean, span = _score_slices(values, starts, inner, per_bin)
+    k = inner.shape[0] + 1
+    calibration = (inner, np.ones(k), np.ones(k), np.full(k, 0.5), np.zeros(k), np.zeros(0), 1.0)
+    stats = _core.labelfree_chunk_stats(calibration, values, starts, False)
+    spread, ties = np.asarray(stats[5]), np.asarray(stats[6])
     bounds = [*starts[1:], values.shape[0]]
     for c, (start, stop) in enumerate(zip(starts, bounds, strict=True)):
         chunk = values[start:stop]
@@ -1181,8 +1187,12 @@ def test_average_precision_score_slices_follow_the_rows(
                 assert np.all(share[c, b] == 0)
                 continue
             assert share[c, b].sum() == pytest.approx(1.0)
-            differences = np.abs(rows[:, None] - rows[None, :]).mean()
+            m = rows.size
+            differences = np.abs(rows[:, None] - rows[None, :]).sum() / max(m * (m - 1), 1)
             assert spread[c, b] == pytest.approx(differences, abs=1e-12)
+            runs = np.unique(rows, return_counts=True)[1].astype(float)
+            left = 1 - ((runs**3 - runs).sum() / (m**3 - m)) if m > 1 else 1.0
+            assert ties[c, b] == pytest.approx(left, abs=1e-12)
             # Rebuild the rows from the slices: consecutive runs of the sorted rows.
             counts = np.rint(share[c, b] * rows.size).astype(int)
             pieces = np.split(rows, np.cumsum(counts)[:-1])

@@ -207,6 +207,7 @@ def labelfree_fit(
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
 ]: ...
 def labelfree_chunk_stats(
     calibration_args: tuple[Any, ...],
@@ -244,7 +245,6 @@ def labelfree_estimate(
     zero_division: float = 0.0,
     drift_args: tuple[Any, ...] | None = None,
     slices: tuple[
-        npt.NDArray[np.float64],
         npt.NDArray[np.float64],
         npt.NDArray[np.float64],
         npt.NDArray[np.float64],
@@ -330,6 +330,7 @@ def labelfree_fit_counts(
     n_bins: int,
     threshold: float,
 ) -> tuple[
+    npt.NDArray[np.float64],
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],

@@ -8,8 +8,10 @@ use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2, Py
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-/// A fitted calibration as Python passes it: (edges, pos, neg, concordance, se, threshold).
+/// A fitted calibration as Python passes it: (edges, pos, neg, concordance, se, spread,
+/// threshold); spread may be empty (not known).
 type CalibrationArgs<'py> = (
+    PyReadonlyArray1<'py, f64>,
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray1<'py, f64>,
@@ -25,12 +27,15 @@ fn calibration(args: &CalibrationArgs<'_>) -> PyResult<labelfree::Calibration> {
         flat(&args.2).into_owned(),
         flat(&args.3).into_owned(),
         flat(&args.4).into_owned(),
-        args.5,
+        flat(&args.5).into_owned(),
+        args.6,
     )?)
 }
 
-/// A fitted calibration as Python receives it: (edges, pos, neg, concordance, concordance_se).
+/// A fitted calibration as Python receives it: (edges, pos, neg, concordance, concordance_se,
+/// spread).
 type CalibrationArrays<'py> = (
+    Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<f64>>,
@@ -45,10 +50,11 @@ fn calibration_to_py(py: Python<'_>, cal: labelfree::Calibration) -> Calibration
         PyArray1::from_vec(py, cal.neg),
         PyArray1::from_vec(py, cal.concordance),
         PyArray1::from_vec(py, cal.concordance_se),
+        PyArray1::from_vec(py, cal.spread),
     )
 }
 
-/// Fit a reference calibration: (edges, pos, neg, concordance, concordance_se).
+/// Fit a reference calibration: (edges, pos, neg, concordance, concordance_se, spread).
 #[pyfunction]
 pub(super) fn labelfree_fit<'py>(
     py: Python<'py>,
@@ -85,10 +91,13 @@ type ChunkArrays<'py> = (
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
 );
 
 /// Per chunk and bin: (counts, mean score, calibrated concordance if asked for, else ½,
-/// known positives, known negatives). `labels` (1, 0, NaN = missing) are the known labels.
+/// known positives, known negatives, the scores' Gini mean difference, their tie factor).
+/// `labels` (1, 0, NaN = missing) are the known labels.
 #[pyfunction]
 #[pyo3(signature = (calibration_args, scores, starts, concordance, labels = None))]
 pub(super) fn labelfree_chunk_stats<'py>(
@@ -115,6 +124,8 @@ pub(super) fn labelfree_chunk_stats<'py>(
         shaped(py, column(|s| &s.perfect_concordance), [c, k])?,
         shaped(py, column(|s| &s.labelled_pos), [c, k])?,
         shaped(py, column(|s| &s.labelled_neg), [c, k])?,
+        shaped(py, column(|s| &s.spread), [c, k])?,
+        shaped(py, column(|s| &s.tie_factor), [c, k])?,
     ))
 }
 
@@ -156,13 +167,12 @@ fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
     }
 }
 
-/// Average precision's score slices: (share, mean, span) as (chunks, bins, slices) arrays and
-/// the spread as a (chunks, bins) array (see [`labelfree::ScoreSlices`]).
+/// Average precision's score slices: (share, mean, span) as (chunks, bins, slices) arrays
+/// (see [`labelfree::ScoreSlices`]).
 type SliceArgs<'py> = (
     PyReadonlyArray3<'py, f64>,
     PyReadonlyArray3<'py, f64>,
     PyReadonlyArray3<'py, f64>,
-    PyReadonlyArray2<'py, f64>,
 );
 
 fn score_slices(
@@ -172,11 +182,7 @@ fn score_slices(
 ) -> PyResult<labelfree::ScoreSlices> {
     let shape = args.0.as_array().shape().to_vec();
     let same = |a: &PyReadonlyArray3<'_, f64>| a.as_array().shape() == shape.as_slice();
-    if !same(&args.1)
-        || !same(&args.2)
-        || shape[..2] != [n_chunks, k]
-        || args.3.as_array().shape() != [n_chunks, k]
-    {
+    if !same(&args.1) || !same(&args.2) || shape[..2] != [n_chunks, k] {
         return Err(PyValueError::new_err(format!(
             "score slices must be ({n_chunks}, {k}, slices) arrays, got {shape:?}"
         )));
@@ -187,7 +193,6 @@ fn score_slices(
         share: all(&args.0),
         mean: all(&args.1),
         span: all(&args.2),
-        spread: args.3.as_array().iter().copied().collect(),
     })
 }
 
@@ -273,20 +278,22 @@ type ChunkInputs<'py> = (
     PyReadonlyArray2<'py, f64>,
     PyReadonlyArray2<'py, f64>,
     PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
 );
 
 fn chunk_inputs(stats: &ChunkInputs<'_>, k: usize) -> PyResult<Vec<labelfree::ChunkStats>> {
-    let (counts, means, concordances, pos, neg) = (
-        rows_of(&stats.0, k)?,
-        rows_of(&stats.1, k)?,
-        rows_of(&stats.2, k)?,
-        rows_of(&stats.3, k)?,
-        rows_of(&stats.4, k)?,
-    );
+    let parts = [
+        &stats.0, &stats.1, &stats.2, &stats.3, &stats.4, &stats.5, &stats.6,
+    ]
+    .map(|a| rows_of(a, k));
+    let [counts, means, concordances, pos, neg, spread, ties] = parts;
+    let [counts, means, concordances, pos, neg, spread, ties] =
+        [counts?, means?, concordances?, pos?, neg?, spread?, ties?];
     let c = counts.len();
-    if [means.len(), concordances.len(), pos.len(), neg.len()]
+    if [&means, &concordances, &pos, &neg, &spread, &ties]
         .iter()
-        .any(|&n| n != c)
+        .any(|rows| rows.len() != c)
     {
         return Err(PyValueError::new_err(
             "chunk statistics must have one row per chunk",
@@ -297,14 +304,20 @@ fn chunk_inputs(stats: &ChunkInputs<'_>, k: usize) -> PyResult<Vec<labelfree::Ch
         .zip(means)
         .zip(concordances)
         .zip(pos.into_iter().zip(neg))
+        .zip(spread.into_iter().zip(ties))
         .map(
-            |(((counts, mean_score), perfect_concordance), (labelled_pos, labelled_neg))| {
+            |(
+                (((counts, mean_score), perfect_concordance), (labelled_pos, labelled_neg)),
+                (spread, tie_factor),
+            )| {
                 labelfree::ChunkStats {
                     counts,
                     mean_score,
                     perfect_concordance,
                     labelled_pos,
                     labelled_neg,
+                    spread,
+                    tie_factor,
                 }
             },
         )

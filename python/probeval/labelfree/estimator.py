@@ -462,7 +462,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         sums: np.ndarray,
         declared: bool,
     ) -> None:
-        edges, pos, neg, concordance, se = calibration
+        edges, pos, neg, concordance, se, spread = calibration
         confusion = ConfusionMatrix._from_matrix(cells.reshape(2, 2), [0, 1], weighted=False)
         self._fitted = {
             "kind": "binary",
@@ -473,6 +473,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "negatives": neg,
             "concordance": concordance,
             "concordance_se": se,
+            "spread": spread,
             "reference_confusion": confusion,
             "reference_scores": summary.binned(_REFERENCE_AUC_BINS),
             "period_sums": sums,
@@ -574,6 +575,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "negatives": bins.wrong,
             "concordance": np.full(bins.n_bins, 0.5),
             "concordance_se": np.zeros(bins.n_bins),
+            "spread": np.zeros(0),
             "reference_confusion": confusion,
             "period_sums": sums,
             "periods_declared": declared,
@@ -630,6 +632,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             state["negatives"],
             state["concordance"],
             state["concordance_se"],
+            # The reference scores' spread per bin (none in a fit saved before it was kept:
+            # the concordances then hold in every chunk as they are).
+            state["spread"],
             # Multiclass bins predict their class, not by a threshold: none of them lies above 1.
             self.threshold if state["kind"] == "binary" else 1.0,
         )
@@ -1530,6 +1535,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "negatives": state["negatives"].tolist(),
             "concordance": state["concordance"].tolist(),
             "concordance_se": state["concordance_se"].tolist(),
+            "spread": state["spread"].tolist(),
             "reference_confusion": confusion.counts.tolist(),
             "reference_scores": state["reference_scores"].to_dict(),
             "period_sums": state["period_sums"].tolist(),
@@ -1866,15 +1872,14 @@ def _realized_auc(observed: float, draws: np.ndarray) -> tuple[float, Posterior 
 
 def _score_slices(
     scores: np.ndarray, starts: list[int], edges: np.ndarray, per_bin: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each chunk's rows inside each bin (``scores`` arranged chunk after chunk from
     ``starts``), cut into ``per_bin`` slices in score order that never split a tie: one per
     distinct score when a bin has at most ``per_bin`` of them (a slice of one score is credited
     as scikit-learn credits a tie), else about equal counts of rows. Per (chunk, bin, slice)
-    the share of the bin's rows, their mean score and their span (max - min); and per
-    (chunk, bin) the Gini mean difference E|s - s'| of its scores, which turns the bin's
-    concordance into the slope of its positive rate on the score (see
-    ``_core.labelfree_estimate``)."""
+    the share of the bin's rows, their mean score and their span (max - min). (The slope of
+    a bin's positive rate on the score comes from the chunk statistics' spread of its scores;
+    see ``_core.labelfree_estimate``.)"""
     n, n_chunks, k = scores.shape[0], len(starts), edges.shape[0] + 1
     chunk = np.repeat(np.arange(n_chunks), np.diff([*starts, n]))
     group = chunk * k + np.searchsorted(edges, scores, side="left")
@@ -1901,17 +1906,11 @@ def _score_slices(
         tail = np.append(head[1:], n) - 1
         span[cell[head]] = values[tail] - values[head]
     share = counts / np.maximum(np.repeat(sizes, per_bin), 1)
-    # Gini mean difference of sorted x_1..x_m: 2 sum_i (2i - m - 1) x_i / m^2.
-    m = sizes[group].astype(float)
-    rank = (np.arange(n) - first[group] + 1).astype(float)
-    gini = 2 * np.bincount(group, weights=(2 * rank - m - 1) * values, minlength=n_chunks * k)
-    spread = np.maximum(gini / np.maximum(sizes, 1).astype(float) ** 2, 0.0)
     shape = (n_chunks, k, per_bin)
     return (
         share.reshape(shape),
         np.clip(mean, 0, 1).reshape(shape),
         span.reshape(shape),
-        spread.reshape(n_chunks, k),
     )
 
 
@@ -1980,6 +1979,10 @@ def _payload_calibration(data: dict[str, Any], n_bins: int, threshold: float) ->
     arrays["concordance"] = numbers("concordance", k)
     if np.any((arrays["concordance"] < 0) | (arrays["concordance"] > 1)):
         raise ValueError("concordance must lie in [0, 1]")
+    # Saved before the reference scores' spread was kept: the concordances hold as they are.
+    arrays["spread"] = numbers("spread", k) if "spread" in data else np.zeros(0)
+    if np.any((arrays["spread"] < 0) | (arrays["spread"] > 1)):
+        raise ValueError("spread must lie in [0, 1]")
     return arrays
 
 
