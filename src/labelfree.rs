@@ -1305,6 +1305,14 @@ pub struct ChunkStats {
     pub tie_factor: Vec<f64>,
 }
 
+/// Rows of a chunk whose scores give its bins' spread and ties ([`ChunkStats::spread`]): a
+/// longer chunk gives them from every stride-th row (in row order), so that sorting costs at
+/// most this many rows per chunk. Every row of a 5,000-row chunk counts; a chunk of 10⁷ rows
+/// took 0.49 s instead of 0.13 s when all of them were sorted, and a sample of 16,384 rows
+/// puts a tenth of them in a bin of a tenth of the rows: G within about 2.5%, which moves a
+/// concordance of 0.55 by about 0.001.
+const SPREAD_ROWS: usize = 1 << 14;
+
 /// Assign the scores of each chunk (`starts` are chunk start offsets, ascending, the first 0)
 /// to the calibration's bins in one pass; chunks in parallel. Each bin's scores are then
 /// sorted for their spread and ties; the calibrated within-bin concordance (perfect
@@ -1350,12 +1358,21 @@ pub fn chunk_stats(
         let mut counts = vec![0.0; k];
         let mut sums = vec![0.0; k];
         let mut by_bin: Vec<Vec<f64>> = vec![Vec::new(); k];
+        // The calibrated concordance counts every row; the spread and ties of a long chunk
+        // come from every stride-th row (see SPREAD_ROWS).
+        let stride = if concordance {
+            1
+        } else {
+            rows.len().div_ceil(SPREAD_ROWS).max(1)
+        };
         let (mut labelled_pos, mut labelled_neg) = (vec![0.0; k], vec![0.0; k]);
         for (r, &s) in rows.iter().enumerate() {
             let b = cal.bin_of(s);
             counts[b] += 1.0;
             sums[b] += s;
-            by_bin[b].push(s);
+            if r % stride == 0 {
+                by_bin[b].push(s);
+            }
             if let Some(labels) = labels {
                 let y = labels[starts[c] + r];
                 if y == 1.0 {
@@ -3920,6 +3937,44 @@ mod tests {
             assert!((a - b).abs() < 1e-12, "{a} {b}");
         }
         assert!(cal.spread.iter().filter(|&&g| g > 0.0).count() >= cal.n_bins() / 2);
+    }
+
+    #[test]
+    fn a_long_chunks_spread_comes_from_a_sample_of_its_rows() {
+        let (ref_scores, ref_labels) = calibrated(20_000, 5);
+        let cal = fit(&ref_scores, &ref_labels, 10, 0.5).unwrap();
+        let (scores, _) = calibrated(200_000, 6);
+        let sampled = &chunk_stats(&cal, &scores, &[0], false, None).unwrap()[0];
+        let k = cal.n_bins();
+        let mut by_bin: Vec<Vec<f64>> = vec![Vec::new(); k];
+        for &s in &scores {
+            by_bin[cal.bin_of(s)].push(s);
+        }
+        for (b, values) in by_bin.iter_mut().enumerate() {
+            values.sort_by(f64::total_cmp);
+            let mut all = SpreadSum::default();
+            for run in values.chunk_by(|a, b| a == b) {
+                all.add(run[0], run.len() as f64);
+            }
+            // About 1,600 of a bin's 20,000 rows: G within a few percent.
+            let ratio = sampled.spread[b] / all.gini();
+            assert!((ratio - 1.0).abs() < 0.06, "bin {b}: {ratio}");
+            assert_eq!(sampled.counts[b], values.len() as f64);
+        }
+        // Up to SPREAD_ROWS rows every row counts.
+        let short = &chunk_stats(&cal, &scores[..SPREAD_ROWS], &[0], false, None).unwrap()[0];
+        let b = cal.bin_of(0.7);
+        let mut values: Vec<f64> = scores[..SPREAD_ROWS]
+            .iter()
+            .copied()
+            .filter(|&s| cal.bin_of(s) == b)
+            .collect();
+        values.sort_by(f64::total_cmp);
+        let mut all = SpreadSum::default();
+        for run in values.chunk_by(|a, b| a == b) {
+            all.add(run[0], run.len() as f64);
+        }
+        assert_eq!(short.spread[b], all.gini());
     }
 
     #[test]
