@@ -51,7 +51,7 @@ pub struct Calibration {
     /// and its standard error (Hanley & McNeil).
     pub concordance: Vec<f64>,
     pub concordance_se: Vec<f64>,
-    /// Gini mean difference of the reference scores in each bin ([`SpreadSum`]); empty when
+    /// Gini mean difference of the reference scores in each bin (`SpreadSum`); empty when
     /// not known (an estimator saved before it was kept): the concordances are then used as
     /// they are in every chunk.
     pub spread: Vec<f64>,
@@ -1314,9 +1314,10 @@ pub struct ChunkStats {
 const SPREAD_ROWS: usize = 1 << 14;
 
 /// Assign the scores of each chunk (`starts` are chunk start offsets, ascending, the first 0)
-/// to the calibration's bins in one pass; chunks in parallel. Each bin's scores are then
-/// sorted for their spread and ties; the calibrated within-bin concordance (perfect
-/// calibration only) is computed only when `concordance` asks for it (else ½). `labels`,
+/// to the calibration's bins in one pass; chunks in parallel. Each bin's scores (of a long
+/// chunk, a sample: `SPREAD_ROWS`) are then sorted for their spread and ties; the calibrated
+/// within-bin concordance (perfect calibration only, from every row) is computed only when
+/// `concordance` asks for it (else ½). `labels`,
 /// aligned with the scores, are the labels known already: 1, 0, or NaN for a row still
 /// without one.
 pub fn chunk_stats(
@@ -1505,9 +1506,8 @@ impl Ranking {
 
     /// The metric of positive masses `pm` and negative masses `nm` over bins in ascending
     /// score order; with `noise` (realized counts: the bins' tie factors) plus its within-bin
-    /// sampling noise. Average
-    /// precision follows the chunk's own scores inside each bin where `slices` has them, the
-    /// bins' masses drawn at `rate` (None: their own ratio).
+    /// sampling noise. Average precision follows the chunk's own scores inside each bin where
+    /// `slices` has them, the bins' masses drawn at `rate` (None: their own ratio).
     #[allow(clippy::too_many_arguments)]
     fn eval(
         self,
