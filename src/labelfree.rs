@@ -25,7 +25,7 @@
 //! the bin's concordance: rows spread evenly from top (u = 0) to bottom (u = 1), the positive
 //! rate linear in u, p(u) = p̄ + s (½ − u), whose concordance is ½ + s / (12 p̄ (1 − p̄)). AP is
 //! then ∫ precision d(recall) bin by bin from the top, by Gauss–Legendre quadrature (see
-//! [`binned_ap`]).
+//! `binned_ap`).
 
 use std::sync::OnceLock;
 
