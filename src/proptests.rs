@@ -137,7 +137,7 @@ proptest! {
     }
 
     #[test]
-    fn chunk_auc_draws_stay_in_the_unit_interval_or_are_nan(
+    fn chunk_auc_and_ap_draws_stay_in_the_unit_interval_or_are_nan(
         rows in proptest::collection::vec((any_f64(), any::<bool>()), 0..60),
         cut in 0usize..60,
         bins in 1usize..40,
@@ -145,11 +145,13 @@ proptest! {
         let scores: Vec<f64> = rows.iter().map(|r| r.0).collect();
         let positive: Vec<bool> = rows.iter().map(|r| r.1).collect();
         let starts = [0, cut.min(rows.len())];
-        if let Ok((observed, out)) = auc::chunk_draws(&scores, &positive, &starts, bins, 20, 3) {
-            let valid = |v: &f64| v.is_nan() || (0.0..=1.0).contains(v);
-            prop_assert!(out.iter().chain(&observed).all(valid), "{:?} {:?}", observed, out);
-        } else {
-            prop_assert!(scores.iter().any(|s| !s.is_finite()));
+        for kernel in [auc::chunk_draws, auc::chunk_ap_draws] {
+            if let Ok((observed, out)) = kernel(&scores, &positive, &starts, bins, 20, 3) {
+                let valid = |v: &f64| v.is_nan() || (0.0..=1.0).contains(v);
+                prop_assert!(out.iter().chain(&observed).all(valid), "{:?} {:?}", observed, out);
+            } else {
+                prop_assert!(scores.iter().any(|s| !s.is_finite()));
+            }
         }
     }
 

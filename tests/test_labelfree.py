@@ -481,6 +481,45 @@ def test_with_labels_auc_matches_sklearn_and_the_per_row_bootstrap() -> None:
         assert post.std() / sd == pytest.approx(1.0, abs=5 / np.sqrt(n))
 
 
+def test_with_labels_average_precision_matches_sklearn_and_every_score_bootstrap() -> None:
+    """Each chunk's realized average precision is scikit-learn's, and its with-labels
+    posterior (a few hundred bins cut by rows, by positives and at ranks 1, 2, 4... from the
+    top, each bin's rows in their observed order) agrees with the Bayesian bootstrap over
+    every distinct score (``ScoreSummary``, ``max_bins=None``: another kernel) within Monte
+    Carlo error: continuous, tied, small and rare-positive chunks; a one-class chunk gets
+    none. Means agreed within 0.06 sd on 56 chunks of 60 to 5,000 rows, 0.1% to 50%
+    positives; fewer bins take part of the bootstrap's small-sample offset off the mean (up to
+    0.08 sd at 32 bins, towards the observed value): hence the first bound, and the second
+    (never further from the observed value)."""
+    rng = np.random.default_rng(22)
+    ref_scores, ref_labels = _calibrated(rng, 5_000)
+    estimator = pe.LabelFreeEstimator(metrics=["average_precision"]).fit(ref_labels, ref_scores)
+    scores, labels = _calibrated(rng, 7_090)
+    scores[2_000:4_000] = np.round(scores[2_000:4_000], 1)  # coarse: 11 distinct values
+    labels[4_000:4_030] = True  # a chunk of positives only
+    labels[4_090:7_090] = rng.random(3_000) < 0.02 * scores[4_090:7_090] / scores.mean()
+    chunks = [(0, 2_000), (2_000, 4_000), (4_030, 4_090), (4_090, 7_090), (4_000, 4_030)]
+    n = 20_000
+    for a, b in chunks:
+        y, s = labels[a:b], scores[a:b]
+        out = estimator.estimate(s, y_true=y, n_samples=n, rng=3)
+        post = out.realized_posterior("average_precision")
+        if y.all():
+            assert post is None
+            assert np.isnan(out.realized("average_precision"))
+            continue
+        assert post is not None
+        observed = out.realized("average_precision")
+        assert observed == pytest.approx(average_precision_score(y, s), abs=1e-12)
+        summary = pe.ScoreSummary.from_scores(y, s, labels=(False, True))
+        every = summary.posterior("average_precision", max_bins=None, n_samples=n, rng=9)
+        sd = every.std()
+        # The means' difference has Monte Carlo sd sd * sqrt(2 / n); the two sds' ratio 1 / sqrt(n).
+        assert abs(post.mean() - every.mean()) < (0.08 + 4 * np.sqrt(2 / n)) * sd
+        assert abs(post.mean() - observed) <= abs(every.mean() - observed) + 4 * sd * np.sqrt(2 / n)
+        assert post.std() / sd == pytest.approx(1.0, abs=5 / np.sqrt(n))
+
+
 def test_chunks_are_drawn_independently_and_reproducibly() -> None:
     rng = np.random.default_rng(8)
     ref_scores, ref_labels = _calibrated(rng, 5_000)

@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sklearn.metrics import average_precision_score as ap_score
+from sklearn.metrics import roc_auc_score
 
 import probeval as pe
 from probeval import _core
@@ -437,7 +439,8 @@ def test_multiclass_score_posteriors_are_finite_and_in_range(
 
 @given(
     reference=st.lists(st.tuples(st.floats(0.0, 1.0), st.booleans()), min_size=1, max_size=60),
-    scores=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=60),
+    production=st.lists(st.tuples(st.floats(0.0, 1.0), st.booleans()), min_size=1, max_size=60),
+    labelled=st.booleans(),
     n_bins=st.integers(1, 12),
     threshold=st.floats(0.0, 1.0),
     target=st.sampled_from(["population", "realized"]),
@@ -448,7 +451,8 @@ def test_multiclass_score_posteriors_are_finite_and_in_range(
 )
 def test_label_free_estimates_are_finite_and_in_range(
     reference: list[tuple[float, bool]],
-    scores: list[float],
+    production: list[tuple[float, bool]],
+    labelled: bool,
     n_bins: int,
     threshold: float,
     target: str,
@@ -472,12 +476,28 @@ def test_label_free_estimates_are_finite_and_in_range(
             estimator.fit(labels, [r[0] for r in reference])
         return
     estimator.fit(labels, [r[0] for r in reference])
-    result = estimator.estimate(scores, target=target, chunk_size=chunk_size, n_samples=100, rng=1)
+    scores = np.array([r[0] for r in production])
+    truth = np.array([r[1] for r in production]) if labelled else None
+    result = estimator.estimate(
+        scores, target=target, chunk_size=chunk_size, n_samples=100, rng=1, y_true=truth
+    )
     assert sum(c.n_rows for c in result.chunks) == len(scores)
     for chunk in result.chunks:
         assert result.bin_counts(chunk.index).sum() == chunk.n_rows
         for name in result.metrics:
             _check_posterior(result.posterior(name, chunk.index))
+        if truth is None:
+            continue
+        # With labels: the ranking metrics' measured values (scikit-learn's) and posteriors.
+        y, s = truth[chunk.rows], scores[chunk.rows]
+        for name, oracle in (("roc_auc", roc_auc_score), ("average_precision", ap_score)):
+            with_labels = result.realized_posterior(name, chunk.index)
+            if y.all() or not y.any():
+                assert with_labels is None
+                continue
+            assert with_labels is not None
+            _check_posterior(with_labels)
+            assert result.realized(name, chunk.index) == pytest.approx(oracle(y, s), abs=1e-12)
     # Round trip through JSON keeps the estimator.
     again = pe.LabelFreeEstimator.from_dict(estimator.to_dict())
     np.testing.assert_array_equal(again.bin_edges, estimator.bin_edges)

@@ -10,7 +10,6 @@ __all__ = [
     "MAX_OUTPUT",
     "MAX_SHAPE",
     "MIN_POSITIVE_SHAPE",
-    "auc_chunk_draws",
     "auc_draws",
     "auc_draws_per_row",
     "auc_point",
@@ -28,6 +27,7 @@ __all__ = [
     "binary_metric_names",
     "binary_metric_rows",
     "binary_metric_values",
+    "chunk_score_draws",
     "csv_columns",
     "csv_header",
     "derive_seed",
@@ -169,13 +169,14 @@ def auc_draws(
     want_auc: bool,
     want_ap: bool,
 ) -> npt.NDArray[np.float64]: ...
-def auc_chunk_draws(
+def chunk_score_draws(
     scores: npt.NDArray[np.float64],
     positive: npt.NDArray[np.bool_],
     starts: list[int],
     max_bins: int,
     n_samples: int,
     seed: int,
+    metric: str,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 def auc_draws_per_row(
     bin_of: npt.NDArray[np.uint32],

@@ -51,7 +51,7 @@ mod _core {
     };
     #[pymodule_export]
     use super::scores::{
-        auc_chunk_draws, auc_draws, auc_draws_per_row, auc_point, equal_frequency_bins,
+        auc_draws, auc_draws_per_row, auc_point, chunk_score_draws, equal_frequency_bins,
         multiclass_auc_draws, unique_scores,
     };
     #[pymodule_export]

@@ -89,13 +89,15 @@ pub(super) fn auc_draws<'py>(
     shaped(py, out, [rows, n_samples])
 }
 
-/// (exact AUC per chunk, draws per chunk).
-type ChunkAuc<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
+/// (exact value per chunk, draws per chunk).
+type ChunkDraws<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
 
-/// With-labels ROC AUC of many chunks at once: the exact AUC per chunk, shape (chunks,), and
-/// the draws, shape (chunks, n) (NaN for a chunk with one class).
+/// With-labels ROC AUC or average precision (`metric`) of many chunks at once: the exact
+/// value per chunk, shape (chunks,), and the draws, shape (chunks, n) (NaN for a chunk with
+/// one class).
 #[pyfunction]
-pub(super) fn auc_chunk_draws<'py>(
+#[allow(clippy::too_many_arguments)]
+pub(super) fn chunk_score_draws<'py>(
     py: Python<'py>,
     scores: PyReadonlyArray1<'py, f64>,
     positive: PyReadonlyArray1<'py, bool>,
@@ -103,10 +105,20 @@ pub(super) fn auc_chunk_draws<'py>(
     max_bins: usize,
     n_samples: usize,
     seed: u64,
-) -> PyResult<ChunkAuc<'py>> {
+    metric: &str,
+) -> PyResult<ChunkDraws<'py>> {
+    let kernel = match metric {
+        "roc_auc" => auc::chunk_draws,
+        "average_precision" => auc::chunk_ap_draws,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "metric must be 'roc_auc' or 'average_precision', got {metric:?}"
+            )));
+        }
+    };
     let (scores, positive) = (flat(&scores), flat(&positive));
     let (observed, out) = run(py, || {
-        auc::chunk_draws(&scores, &positive, &starts, max_bins, n_samples, seed)
+        kernel(&scores, &positive, &starts, max_bins, n_samples, seed)
     })?;
     Ok((
         PyArray1::from_vec(py, observed),
