@@ -17,6 +17,11 @@ decimals; reported are p50 and p99.
 * point estimate: the score calibrated by isotonic regression on the reference and each
   chunk's rows counted as positives with weight p and negatives with weight 1 - p
   (scikit-learn's weighted average precision; NannyML's CBPE method), point values only.
+* with labels (a backtest, ``y_true=``): default + average precision, each chunk also
+  measured and given its with-labels posterior. That part alone, side by side: every chunk's
+  with-labels AP posterior from the batched kernel the estimator calls
+  (``_core.chunk_score_draws``: a few hundred bins, each bin's rows in their observed order)
+  and from ``ScoreSummary`` at its 2,048 bins, chunk by chunk (the estimator's earlier path).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import numpy as np
 
 import probeval as pe
 from _harness import Report, environment, percentiles_ms, save
+from probeval import _core
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests._monitoring import expected_average_precision
@@ -52,21 +58,46 @@ def stream(seed: int, rng: np.random.Generator) -> dict[str, Any]:
         return np.round(values, 2) if tied else values
 
     ref_scores = scores(n_ref)
+    production = scores(chunks * rows)
     return {
         "ref_labels": (draw.random(n_ref) < ref_scores).astype(np.int64),
         "ref_scores": ref_scores,
-        "scores": scores(chunks * rows),
+        "scores": production,
+        "labels": draw.random(production.shape[0]) < production,
         "chunks": chunks,
         "rows": rows,
     }
 
 
-def estimate(d: dict[str, Any], metrics: list[str]) -> Any:
+def estimate(d: dict[str, Any], metrics: list[str], labelled: bool = False) -> Any:
     estimator = pe.LabelFreeEstimator(metrics=metrics).fit(d["ref_labels"], d["ref_scores"])
     result = estimator.estimate(
-        d["scores"], chunk_size=d["rows"], n_samples=DRAWS, rng=1, target="realized"
+        d["scores"],
+        chunk_size=d["rows"],
+        n_samples=DRAWS,
+        rng=1,
+        target="realized",
+        y_true=d["labels"] if labelled else None,
     )
     return result.summary()
+
+
+def chunk_ap_with_labels(d: dict[str, Any], batched: bool) -> None:
+    """Every chunk's with-labels average precision posterior (measured value, draws, 95% HDI):
+    ``batched``, the kernel ``estimate(y_true=...)`` calls now; otherwise chunk by chunk
+    through ``ScoreSummary`` at its 2,048 bins, as the estimator did before."""
+    starts = list(range(0, d["scores"].shape[0], d["rows"]))
+    if batched:
+        _, draws = _core.chunk_score_draws(
+            d["scores"], d["labels"], starts, 128, DRAWS, 1, "average_precision"
+        )
+        for row in draws:
+            pe.Posterior("average_precision", samples=row).hdi()
+        return
+    for start in starts:
+        rows = slice(start, start + d["rows"])
+        chunk = pe.ScoreSummary.from_scores(d["labels"][rows], d["scores"][rows])
+        chunk.posterior("average_precision", n_samples=DRAWS, rng=start).hdi()
 
 
 def point_estimate(d: dict[str, Any]) -> list[float]:
@@ -99,6 +130,13 @@ def main() -> None:
         "default metrics": lambda d: estimate(d, defaults),
         "default + average precision": lambda d: estimate(d, [*defaults, "average_precision"]),
         "point estimate (isotonic, weighted AP)": point_estimate,
+        "with labels: default + average precision": lambda d: estimate(
+            d, [*defaults, "average_precision"], labelled=True
+        ),
+        "with-labels AP of every chunk: batched kernel": lambda d: chunk_ap_with_labels(d, True),
+        "with-labels AP of every chunk: ScoreSummary, 2,048 bins": lambda d: chunk_ap_with_labels(
+            d, False
+        ),
     }
     report = Report(
         f"over {len(inputs)} streams (10 ... 100 chunks of 1,000 ... 5,000 rows, "
@@ -112,8 +150,20 @@ def main() -> None:
         point = report.ratio(
             "default + average precision", "point estimate (isotonic, weighted AP)", q
         )
-        ratios[f"p{q}"] = {"with_ap/default": added, "with_ap/point": point}
-        print(f"p{q}: with average precision / default {added:.2f}x, / point estimate {point:.2f}x")
+        labelled = report.ratio(
+            "with-labels AP of every chunk: batched kernel",
+            "with-labels AP of every chunk: ScoreSummary, 2,048 bins",
+            q,
+        )
+        ratios[f"p{q}"] = {
+            "with_ap/default": added,
+            "with_ap/point": point,
+            "with_labels_ap/score_summary": labelled,
+        }
+        print(
+            f"p{q}: with average precision / default {added:.2f}x, / point estimate {point:.2f}x; "
+            f"with-labels AP, batched / ScoreSummary {labelled:.2f}x"
+        )
     save(
         args.json,
         {
