@@ -162,8 +162,8 @@ _REALIZED_AUC_BINS = 32
 #: order (``_core.chunk_score_draws``): the exact value at the counts, and sds 0.99-1.03 of the
 #: bootstrap over every distinct score on chunks of 60 to 5,000 rows, 1% to 50% positives,
 #: weak or strong rankings, tied or not. 32 let a weak ranking's sd fall to 0.96, 64 to 0.97;
-#: 40 chunks of 3,000 rows took 0.48 / 0.68 / 0.93 s at 32 / 64 / 128, ``ScoreSummary``'s
-#: 2,048 bins 3.3 s.
+#: in an estimate of 40 chunks of 3,000 rows they added 0.48 / 0.68 / 0.93 s at 32 / 64 / 128,
+#: ``ScoreSummary``'s 2,048 bins 3.3 s.
 _REALIZED_AP_BINS = 128
 #: Slices of a chunk's rows inside each bin for average precision (see ``_score_slices``). With
 #: 2% positives the top bin's order is almost all of it: at 2 x 10^6 calibrated rows the
@@ -804,9 +804,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         want_ap = "average_precision" in self.metrics
         within = self.auc_within_bin == "concordance"
         options = (target, self.calibration, within, want_auc, want_ap)
-        realized_auc = truth is not None and want_auc
+        # With labels, the realized ROC AUC and average precision have draws of their own.
+        realized_ranking = (truth is not None) * (int(want_auc) + int(want_ap))
         check_memory(
-            n * len(chunks) * (len(self.metrics) + realized_auc),
+            n * len(chunks) * (len(self.metrics) + realized_ranking),
             request=f"n_samples={n:,} for {len(self.metrics)} metric(s) in {len(chunks):,} chunks",
             alternative="ask for fewer n_samples, or fewer (larger) chunks",
         )
