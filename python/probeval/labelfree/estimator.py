@@ -1100,9 +1100,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         Bayesian bootstrap that :func:`probeval.evaluate` uses (NaN and None unless every class
         occurs). The values are exact. The AUC draws use 32 bins per class, as the binary
         realized AUC does (see ``_REALIZED_AUC_BINS``): thirty times faster than 2,048 bins and
-        the same spread within Monte Carlo error. Average precision keeps ``evaluate``'s bins,
-        as the binary realized one does: it lives in the order inside the top bins, and with 32
-        bins its draws sat below the chunk's value."""
+        the same spread within Monte Carlo error. Average precision keeps ``evaluate``'s bins:
+        it lives in the order inside the top bins, and with 32 bins (ties inside a bin) its
+        draws sat below the chunk's value. (The binary realized AP keeps each bin's order
+        instead, ``_REALIZED_AP_BINS``; here the classes' draws are joined for the macro
+        average, which that kernel does not do.)"""
         present = np.bincount(codes, minlength=matrix.shape[1])
         if np.any(present == 0):
             return {spec.name: (math.nan, None) for spec in specs}
