@@ -156,31 +156,77 @@ pub fn binned_draws(
     Ok(out)
 }
 
-/// Positives, negatives and wins (concordant positive–negative pairs, ties counting ½) inside
-/// each of at most `max_bins` equal-frequency bins of one labelled sample, from its distinct
-/// scores ([`binning::unique_scores`]): tied scores never straddle bins.
-fn bins_with_wins(
-    scores: &[f64],
-    positive: &[bool],
-    max_bins: usize,
-) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
-    let unique = binning::unique_scores(scores, positive, None)?;
-    let n = scores.len();
-    let (mut pos, mut neg, mut wins) = (
-        vec![0.0; max_bins],
-        vec![0.0; max_bins],
-        vec![0.0; max_bins],
-    );
-    let mut rows_below = 0usize;
-    for (&p, &q) in unique.pos.iter().zip(&unique.neg) {
-        // A distinct score goes to the bin its first row's rank falls in.
-        let bin = (rows_below * max_bins / n).min(max_bins - 1);
-        wins[bin] += p * (neg[bin] + 0.5 * q);
-        pos[bin] += p;
-        neg[bin] += q;
-        rows_below += (p + q) as usize;
+/// One labelled sample's ROC AUC, ready to draw: at most `max_bins` equal-frequency bins of
+/// its distinct scores (tied scores never straddle bins), the Dirichlet shapes of the
+/// positives' and negatives' masses over them, and each bin's observed concordance.
+struct AucChunk {
+    exact: f64,
+    p_shares: Shares,
+    q_shares: Shares,
+    concordance: Vec<f64>,
+}
+
+impl AucChunk {
+    /// From the positives' and negatives' (weights) at each distinct score, ascending; None
+    /// for a sample of one class.
+    fn from_counts(pos_at: &[f64], neg_at: &[f64], max_bins: usize) -> Result<Option<Self>> {
+        let n: f64 = pos_at.iter().chain(neg_at).sum();
+        let (mut pos, mut neg, mut wins) = (
+            vec![0.0; max_bins],
+            vec![0.0; max_bins],
+            vec![0.0; max_bins],
+        );
+        let mut rows_below = 0.0;
+        for (&p, &q) in pos_at.iter().zip(neg_at) {
+            // A distinct score goes to the bin its first row's rank falls in.
+            let bin = ((rows_below * max_bins as f64 / n) as usize).min(max_bins - 1);
+            wins[bin] += p * (neg[bin] + 0.5 * q);
+            pos[bin] += p;
+            neg[bin] += q;
+            rows_below += p + q;
+        }
+        let (sum_p, sum_q): (f64, f64) = (pos.iter().sum(), neg.iter().sum());
+        if !(sum_p > 0.0 && sum_q > 0.0) {
+            return Ok(None);
+        }
+        // At the counts themselves: the exact AUC.
+        let mut below = 0.0;
+        let mut exact = 0.0;
+        for k in 0..max_bins {
+            exact += pos[k] * below + wins[k];
+            below += neg[k];
+        }
+        let concordance = (0..max_bins)
+            .map(|k| match pos[k] * neg[k] {
+                0.0 => 0.5,
+                pairs => wins[k] / pairs,
+            })
+            .collect();
+        let gammas = |counts: &[f64]| -> Result<Vec<Gamma>> {
+            counts.iter().map(|&c| Gamma::new(c)).collect()
+        };
+        Ok(Some(Self {
+            exact: exact / (sum_p * sum_q),
+            p_shares: Shares::new(gammas(&pos)?, sum_p),
+            q_shares: Shares::new(gammas(&neg)?, sum_q),
+            concordance,
+        }))
     }
-    Ok((pos, neg, wins))
+
+    /// One draw; `p` and `q` are scratch space of at least `max_bins`.
+    #[inline]
+    fn draw(&self, sp: &mut Sampler, sq: &mut Sampler, p: &mut [f64], q: &mut [f64]) -> f64 {
+        let bins = self.concordance.len();
+        let (p, q) = (&mut p[..bins], &mut q[..bins]);
+        let (sum_p, sum_q) = (self.p_shares.draw(sp, p), self.q_shares.draw(sq, q));
+        let mut below = 0.0;
+        let mut auc = 0.0;
+        for ((pk, qk), ck) in p.iter().zip(q.iter()).zip(&self.concordance) {
+            auc += pk * (below + ck * qk);
+            below += qk;
+        }
+        (auc / (sum_p * sum_q)).min(1.0)
+    }
 }
 
 /// With-labels ROC AUC of many labelled chunks at once: each chunk's exact AUC, and its
@@ -203,39 +249,14 @@ pub fn chunk_draws(
     seed: u64,
 ) -> Result<(Vec<f64>, Vec<f64>)> {
     let ends = chunk_ends(scores, positive, starts, max_bins, n_draws)?;
-    let chunks: Vec<_> = parallel::map(starts.len(), |c| {
+    let chunks: Vec<Option<AucChunk>> = parallel::map(starts.len(), |c| {
         let (a, b) = (starts[c], ends[c]);
-        let (pos, neg, wins) = bins_with_wins(&scores[a..b], &positive[a..b], max_bins)?;
-        let (p, q): (f64, f64) = (pos.iter().sum(), neg.iter().sum());
-        if p == 0.0 || q == 0.0 {
-            return Ok(None);
-        }
-        // At the counts themselves: the exact AUC.
-        let mut below = 0.0;
-        let mut exact = 0.0;
-        for k in 0..max_bins {
-            exact += pos[k] * below + wins[k];
-            below += neg[k];
-        }
-        let concordance: Vec<f64> = (0..max_bins)
-            .map(|k| match pos[k] * neg[k] {
-                0.0 => 0.5,
-                pairs => wins[k] / pairs,
-            })
-            .collect();
-        let gammas = |counts: &[f64]| -> Result<Vec<Gamma>> {
-            counts.iter().map(|&c| Gamma::new(c)).collect()
-        };
-        Ok(Some((
-            exact / (p * q),
-            Shares::new(gammas(&pos)?, p),
-            Shares::new(gammas(&neg)?, q),
-            concordance,
-        )))
+        let unique = binning::unique_scores(&scores[a..b], &positive[a..b], None)?;
+        AucChunk::from_counts(&unique.pos, &unique.neg, max_bins)
     })?;
     let observed = chunks
         .iter()
-        .map(|c| c.as_ref().map_or(f64::NAN, |c| c.0))
+        .map(|c| c.as_ref().map_or(f64::NAN, |c| c.exact))
         .collect();
     let mut out = alloc_output(starts.len() * n_draws)?;
     fill_blocks(
@@ -246,7 +267,7 @@ pub fn chunk_draws(
         |streams, rows_out| {
             let (mut p, mut q) = (vec![0.0; max_bins], vec![0.0; max_bins]);
             for (c, (row, chunk)) in rows_out.iter_mut().zip(&chunks).enumerate() {
-                let Some((_, p_shares, q_shares, concordance)) = chunk else {
+                let Some(chunk) = chunk else {
                     row.fill(f64::NAN);
                     continue;
                 };
@@ -255,22 +276,64 @@ pub fn chunk_draws(
                     streams.sampler(2 * c as u64 + 1),
                 );
                 for value in row.iter_mut() {
-                    let (sum_p, sum_q) = (
-                        p_shares.draw(&mut sp, &mut p),
-                        q_shares.draw(&mut sq, &mut q),
-                    );
-                    let mut below = 0.0;
-                    let mut auc = 0.0;
-                    for ((pk, qk), ck) in p.iter().zip(&q).zip(concordance) {
-                        auc += pk * (below + ck * qk);
-                        below += qk;
-                    }
-                    *value = (auc / (sum_p * sum_q)).min(1.0);
+                    *value = chunk.draw(&mut sp, &mut sq, &mut p, &mut q);
                 }
             }
         },
     )?;
     Ok((observed, out))
+}
+
+/// One-vs-rest ROC AUC (row 0) and, if `want_ap`, average precision (row 1) posteriors of one
+/// class from the positives' and negatives' weights at each of its distinct scores
+/// (ascending), each drawn on coarse bins that keep the rows' order inside them: AUC on at most
+/// `auc_bins` with their concordance ([`chunk_draws`]), AP on [`chunk_ap_draws`]' bins for
+/// `ap_bins`. The marginals [`multiclass_joined_draws`] joins when it is given every distinct
+/// score: exact at the counts, at O(bins + positives) per draw.
+fn ordered_draws(
+    pos_at: &[f64],
+    neg_at: &[f64],
+    (auc_bins, ap_bins): (usize, usize),
+    n_draws: usize,
+    seed: u64,
+    want_ap: bool,
+) -> Result<Vec<f64>> {
+    if auc_bins < 1 || ap_bins < 1 {
+        return Err(Error::invalid("coarse bins must be at least 1"));
+    }
+    let (Some(auc), Some(ap)) = (
+        AucChunk::from_counts(pos_at, neg_at, auc_bins)?,
+        ApChunk::from_counts(pos_at, neg_at, ap_bins)?,
+    ) else {
+        return Err(Error::invalid(
+            "ROC AUC and average precision need both classes",
+        ));
+    };
+    let rows = 1 + usize::from(want_ap);
+    let widest = auc_bins.max(ap.pos.len());
+    let mut out = alloc_output(rows * n_draws)?;
+    fill_blocks(&mut out, rows, n_draws, seed, |streams, rows_out| {
+        let (mut p, mut q) = (vec![0.0; widest], vec![0.0; widest]);
+        let (mut sp, mut sq) = (streams.sampler(0), streams.sampler(1));
+        for value in rows_out[0].iter_mut() {
+            *value = auc.draw(&mut sp, &mut sq, &mut p, &mut q);
+        }
+        if let Some(ap_row) = rows_out.get_mut(1) {
+            let bins = ap.pos.len();
+            let mut work = ApWork::new(bins);
+            let (mut sp, mut sq, mut spi) =
+                (streams.sampler(2), streams.sampler(3), streams.sampler(4));
+            for value in ap_row.iter_mut() {
+                let (sum_p, sum_q) = (
+                    ap.p_shares.draw(&mut sp, &mut p[..bins]),
+                    ap.q_shares.draw(&mut sq, &mut q[..bins]),
+                );
+                let pi = spi.beta(&ap.prevalence);
+                *value = ap.value(&p[..bins], &q[..bins], sum_p, sum_q, pi, &mut work);
+            }
+        }
+    })?;
+    Ok(out)
 }
 
 /// Each chunk's end (the next one's start, the last one's the rows' end), after checking the
@@ -319,7 +382,8 @@ struct ApChunk {
 }
 
 impl ApChunk {
-    /// Bins from the distinct scores (ties never split), cut where a bin reaches 1 / `max_bins`
+    /// From the positives' and negatives' weights at each distinct score, ascending. Bins of
+    /// the distinct scores (ties never split), cut where a bin reaches 1 / `max_bins`
     /// of the rows or of the positives, and at ranks 1, 2, 4, 8... from the top: at most
     /// 2 `max_bins` + log₂(rows) bins. Each cut keeps the draws' spread where equal weights
     /// inside a bin would lose it (sd against the bootstrap over every distinct score, 10,000
@@ -327,34 +391,34 @@ impl ApChunk {
     /// only: 0.92–0.97 at 32–64), and the top ranks, whose precision rests on a handful of
     /// rows (70 positives in 3,000 rows, a weak ranking: 0.87 at 32 without these cuts, 0.96
     /// with them). None for a chunk of one class.
-    fn new(scores: &[f64], positive: &[bool], max_bins: usize) -> Result<Option<Self>> {
-        let unique = binning::unique_scores(scores, positive, None)?;
-        let (n, n_pos) = (scores.len(), positive.iter().filter(|&&p| p).count());
-        if n_pos == 0 || n_pos == n {
+    fn from_counts(pos_at: &[f64], neg_at: &[f64], max_bins: usize) -> Result<Option<Self>> {
+        let (n_pos, n_neg): (f64, f64) = (pos_at.iter().sum(), neg_at.iter().sum());
+        if !(n_pos > 0.0 && n_neg > 0.0) {
             return Ok(None);
         }
+        let n = n_pos + n_neg;
+        let share =
+            |below: f64, total: f64| ((below * max_bins as f64 / total) as usize).min(max_bins - 1);
         // Ascending: each distinct score's bin.
-        let (mut rows_below, mut pos_below) = (0usize, 0usize);
+        let (mut rows_below, mut pos_below) = (0.0, 0.0);
         let (mut last, mut n_bins) = (None, 0usize);
-        let mut bin_of = Vec::with_capacity(unique.pos.len());
-        for (&p, &q) in unique.pos.iter().zip(&unique.neg) {
-            let key = (
-                (rows_below * max_bins / n).min(max_bins - 1),
-                (pos_below * max_bins / n_pos).min(max_bins - 1),
-                (n - rows_below).ilog2(),
-            );
+        let mut bin_of = Vec::with_capacity(pos_at.len());
+        for (&p, &q) in pos_at.iter().zip(neg_at) {
+            // Rows at or above this score: a weight below 1 counts as the top rank.
+            let rank = (n - rows_below).max(1.0).log2().floor() as i64;
+            let key = (share(rows_below, n), share(pos_below, n_pos), rank);
             if last != Some(key) {
                 last = Some(key);
                 n_bins += 1;
             }
             bin_of.push(n_bins - 1);
-            rows_below += (p + q) as usize;
-            pos_below += p as usize;
+            rows_below += p + q;
+            pos_below += p;
         }
         // Descending from here on: bin 0 is the top one.
         let (mut pos, mut neg) = (vec![0.0; n_bins], vec![0.0; n_bins]);
         let mut steps = Vec::new();
-        for ((&p, &q), &b) in unique.pos.iter().zip(&unique.neg).zip(&bin_of).rev() {
+        for ((&p, &q), &b) in pos_at.iter().zip(neg_at).zip(&bin_of).rev() {
             let bin = n_bins - 1 - b;
             pos[bin] += p;
             neg[bin] += q;
@@ -365,11 +429,10 @@ impl ApChunk {
         let gammas = |counts: &[f64]| -> Result<Vec<Gamma>> {
             counts.iter().map(|&c| Gamma::new(c)).collect()
         };
-        let (total_pos, total_neg) = (n_pos as f64, (n - n_pos) as f64);
         Ok(Some(Self {
-            p_shares: Shares::new(gammas(&pos)?, total_pos),
-            q_shares: Shares::new(gammas(&neg)?, total_neg),
-            prevalence: Beta::new(total_pos + 1.0, total_neg + 1.0)?,
+            p_shares: Shares::new(gammas(&pos)?, n_pos),
+            q_shares: Shares::new(gammas(&neg)?, n_neg),
+            prevalence: Beta::new(n_pos + 1.0, n_neg + 1.0)?,
             pos,
             neg,
             steps,
@@ -470,7 +533,8 @@ pub fn chunk_ap_draws(
     let ends = chunk_ends(scores, positive, starts, max_bins, n_draws)?;
     let chunks: Vec<Option<ApChunk>> = parallel::map(starts.len(), |c| {
         let (a, b) = (starts[c], ends[c]);
-        ApChunk::new(&scores[a..b], &positive[a..b], max_bins)
+        let unique = binning::unique_scores(&scores[a..b], &positive[a..b], None)?;
+        ApChunk::from_counts(&unique.pos, &unique.neg, max_bins)
     })?;
     let observed = chunks
         .iter()
@@ -762,6 +826,7 @@ pub fn multiclass_draws(
 /// share. The dependence between classes is the first-order one, which is what the spread of
 /// the macro and weighted averages needs (checked against the per-row kernel and an
 /// independent numpy bootstrap in the tests).
+#[allow(clippy::too_many_arguments)]
 pub fn multiclass_joined_draws(
     bins: &[u32],
     classes: &[u32],
@@ -770,6 +835,7 @@ pub fn multiclass_joined_draws(
     n_draws: usize,
     seed: u64,
     want_ap: bool,
+    ordered: Option<(usize, usize)>,
 ) -> Result<Vec<f64>> {
     let class_weight = class_weights(bins, classes, weights, n_bins, n_bins.len())?;
     let k = n_bins.len();
@@ -793,15 +859,21 @@ pub fn multiclass_joined_draws(
     let class_range = |j: usize| offsets[j]..offsets[j] + n_bins[j];
     let mut joined = alloc_output(n_vars * n_draws)?;
     for j in 0..k {
-        let marginal = binned_draws(
-            &pos[class_range(j)],
-            &neg[class_range(j)],
-            0.0,
-            n_draws,
-            fork(seed, j as u64),
-            true,
-            want_ap,
-        )?;
+        let (pos_j, neg_j) = (&pos[class_range(j)], &neg[class_range(j)]);
+        let marginal = match ordered {
+            None => binned_draws(
+                pos_j,
+                neg_j,
+                0.0,
+                n_draws,
+                fork(seed, j as u64),
+                true,
+                want_ap,
+            )?,
+            Some(coarse) => {
+                ordered_draws(pos_j, neg_j, coarse, n_draws, fork(seed, j as u64), want_ap)?
+            }
+        };
         joined[j * n_draws..(j + 1) * n_draws].copy_from_slice(&marginal[..n_draws]);
         if want_ap {
             joined[(2 * k + j) * n_draws..(2 * k + j + 1) * n_draws]
@@ -1206,19 +1278,16 @@ mod tests {
             .map(|i| f64::from((i * 37) % 101) / if i % 3 == 0 { 100.0 } else { 10.0 })
             .collect();
         let positive: Vec<bool> = (0..200u32).map(|i| (i * 53) % 7 < 3 + i % 2).collect();
+        let unique = binning::unique_scores(&scores, &positive, None).unwrap();
+        let exact = pairs_auc(&scores, &positive);
         for bins in [1, 2, 5, 16, 500] {
-            let (pos, neg, wins) = bins_with_wins(&scores, &positive, bins).unwrap();
-            let (p, q): (f64, f64) = (pos.iter().sum(), neg.iter().sum());
-            let mut below = 0.0;
-            let mut auc = 0.0;
-            for k in 0..bins {
-                auc += pos[k] * below + wins[k];
-                below += neg[k];
-            }
-            let exact = pairs_auc(&scores, &positive);
+            let chunk = AucChunk::from_counts(&unique.pos, &unique.neg, bins)
+                .unwrap()
+                .unwrap();
             assert!(
-                (auc / (p * q) - exact).abs() < 1e-14,
-                "{bins}: {auc} vs {exact}"
+                (chunk.exact - exact).abs() < 1e-14,
+                "{bins}: {} vs {exact}",
+                chunk.exact
             );
         }
     }
@@ -1455,7 +1524,8 @@ mod tests {
         assert!(multiclass_draws(&bins[..4], &class, &weights, &[4, 4], 1, n, 8, false).is_err());
         // The joined kernel draws the two AUCs separately, but their correlation is 1: the
         // copula gives their draws identical ranks.
-        let out = multiclass_joined_draws(&bins, &class, &weights, &[4, 4], n, 8, false).unwrap();
+        let out =
+            multiclass_joined_draws(&bins, &class, &weights, &[4, 4], n, 8, false, None).unwrap();
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&a, &b| {
             out[a]
@@ -1466,7 +1536,9 @@ mod tests {
             order.windows(2).all(|w| out[n + w[0]] <= out[n + w[1]]),
             "the two AUCs' draws are not in the same order"
         );
-        assert!(multiclass_joined_draws(&bins, &missing, &weights, &[4, 4], n, 8, false).is_err());
+        assert!(
+            multiclass_joined_draws(&bins, &missing, &weights, &[4, 4], n, 8, false, None).is_err()
+        );
     }
 
     /// A small multiclass layout: `n` rows, `k` classes, bins per class, varied weights.
@@ -1545,12 +1617,27 @@ mod tests {
                 .build()
                 .unwrap()
                 .install(|| {
-                    multiclass_joined_draws(&bins, &classes, &weights, &n_bins, n_draws, 4, true)
+                    let plain = multiclass_joined_draws(
+                        &bins, &classes, &weights, &n_bins, n_draws, 4, true, None,
+                    );
+                    let ordered = multiclass_joined_draws(
+                        &bins,
+                        &classes,
+                        &weights,
+                        &n_bins,
+                        n_draws,
+                        4,
+                        true,
+                        Some((4, 8)),
+                    );
+                    (plain.unwrap(), ordered.unwrap())
                 })
-                .unwrap()
         };
-        let out = threads(1);
-        assert!(out == threads(2), "thread count changed the draws");
+        let (out, ordered) = threads(1);
+        assert!(
+            (out.clone(), ordered.clone()) == threads(2),
+            "thread count changed the draws"
+        );
         let sorted = |values: &[f64]| {
             let mut v = values.to_vec();
             v.sort_unstable_by(f64::total_cmp);
@@ -1568,16 +1655,23 @@ mod tests {
             }
             let binary =
                 binned_draws(&pos, &neg, 0.0, n_draws, fork(4, j as u64), true, true).unwrap();
-            let row = |r: usize| &out[r * n_draws..(r + 1) * n_draws];
-            assert!(
-                sorted(row(j)) == sorted(&binary[..n_draws]),
-                "AUC marginal {j}"
-            );
-            assert!(
-                sorted(row(k + 2 + j)) == sorted(&binary[n_draws..]),
-                "AP marginal {j}"
-            );
+            // Ordered: each bin taken as a distinct score, drawn on coarse bins in order.
+            let coarse =
+                ordered_draws(&pos, &neg, (4, 8), n_draws, fork(4, j as u64), true).unwrap();
+            for (draws, marginal) in [(&out, &binary), (&ordered, &coarse)] {
+                let row = |r: usize| &draws[r * n_draws..(r + 1) * n_draws];
+                assert!(
+                    sorted(row(j)) == sorted(&marginal[..n_draws]),
+                    "AUC marginal {j}"
+                );
+                assert!(
+                    sorted(row(k + 2 + j)) == sorted(&marginal[n_draws..]),
+                    "AP marginal {j}"
+                );
+            }
         }
+        assert!(ordered_draws(&[1.0, 0.0], &[0.0, 1.0], (0, 8), 10, 1, true).is_err());
+        assert!(ordered_draws(&[1.0, 2.0], &[0.0, 0.0], (4, 8), 10, 1, true).is_err());
         for d in 0..n_draws {
             let mean = (0..k).map(|j| out[j * n_draws + d]).sum::<f64>() / k as f64;
             assert!((out[k * n_draws + d] - mean).abs() < 1e-12);
@@ -1597,7 +1691,8 @@ mod tests {
         ];
         let tiny = [5e-324; 12];
         for w in [&weights, &tiny] {
-            let out = multiclass_joined_draws(&bins, &classes, w, &n_bins, 3000, 2, true).unwrap();
+            let out =
+                multiclass_joined_draws(&bins, &classes, w, &n_bins, 3000, 2, true, None).unwrap();
             assert!(
                 out.iter().all(|v| (0.0..=1.0).contains(v)),
                 "NaN or out of range"

@@ -438,6 +438,48 @@ def test_multiclass_score_posteriors_are_finite_and_in_range(
 
 
 @given(
+    classes=st.lists(st.integers(0, 2), min_size=3, max_size=40),
+    weighted=st.booleans(),
+    data=st.data(),
+)
+def test_ordered_multiclass_score_posteriors_are_finite_and_in_range(
+    classes: list[int], weighted: bool, data: st.DataObject
+) -> None:
+    """The coarse-bins-in-order kernel of a multiclass backtest (label-free ``y_true=``), on
+    any scores (ties, equal rows), weights and classes: finite draws in range, the exact
+    values at the counts."""
+    from probeval.base.metrics import MetricSpec
+    from probeval.labels.scores import multiclass_score_posteriors
+
+    n = len(classes)
+    flat = data.draw(st.lists(st.floats(0.0, 1.0), min_size=3 * n, max_size=3 * n))
+    scores = np.array(flat).reshape(n, 3)
+    codes = np.array(classes)
+    weights = (
+        np.array(data.draw(st.lists(st.floats(0.01, 5.0), min_size=n, max_size=n)))
+        if weighted
+        else np.ones(n)
+    )
+    specs = [
+        MetricSpec("roc_auc_macro", "roc_auc", "scores", "macro"),
+        MetricSpec("roc_auc[1]", "roc_auc", "scores", "class", 1),
+        MetricSpec("average_precision_weighted", "average_precision", "scores", "weighted"),
+        MetricSpec("average_precision[2]", "average_precision", "scores", "class", 2),
+    ]
+    call = lambda ordered: multiclass_score_posteriors(  # noqa: E731
+        codes, scores, weights, specs, max_bins=None, n_samples=200, seed=3, ordered=ordered
+    )
+    if len(set(classes)) < 3:
+        with pytest.raises(ValueError, match="every class"):
+            call((4, 8))
+        return
+    exact, ordered = call(None), call((4, 8))
+    for spec in specs:
+        _check_posterior(ordered[spec.name])
+        assert ordered[spec.name].observed == exact[spec.name].observed
+
+
+@given(
     reference=st.lists(st.tuples(st.floats(0.0, 1.0), st.booleans()), min_size=1, max_size=60),
     production=st.lists(st.tuples(st.floats(0.0, 1.0), st.booleans()), min_size=1, max_size=60),
     labelled=st.booleans(),

@@ -196,6 +196,7 @@ def multiclass_auc_draws(
     want_ap: bool,
     per_row: bool,
     n_models: int = 1,
+    ordered: tuple[int, int] | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def labelfree_fit(
     scores: npt.NDArray[np.float64],

@@ -147,9 +147,10 @@ pub(super) fn auc_draws_per_row<'py>(
 /// One-vs-rest AUC (then AP) draws with shared row weights; rows per model: classes, macro,
 /// weighted. `per_row`: the exact O(n M K)-per-draw kernel, which also draws `n_models` models
 /// on the same row weights (their columns side by side in `bins`); otherwise binned marginals
-/// joined by copula (one model).
+/// joined by copula (one model); `ordered` (AUC bins, AP bins), with `bins` at every distinct
+/// score: those marginals drawn on coarse bins that keep the rows' order inside them.
 #[pyfunction]
-#[pyo3(signature = (bins, classes, weights, n_bins, n_samples, seed, want_ap, per_row, n_models = 1))]
+#[pyo3(signature = (bins, classes, weights, n_bins, n_samples, seed, want_ap, per_row, n_models = 1, ordered = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn multiclass_auc_draws<'py>(
     py: Python<'py>,
@@ -162,6 +163,7 @@ pub(super) fn multiclass_auc_draws<'py>(
     want_ap: bool,
     per_row: bool,
     n_models: usize,
+    ordered: Option<(usize, usize)>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     if n_models == 0 || n_bins.len() % n_models != 0 || (!per_row && n_models != 1) {
         return Err(PyValueError::new_err(format!(
@@ -178,7 +180,7 @@ pub(super) fn multiclass_auc_draws<'py>(
             )
         } else {
             auc::multiclass_joined_draws(
-                &bins, &classes, &weights, &n_bins, n_samples, seed, want_ap,
+                &bins, &classes, &weights, &n_bins, n_samples, seed, want_ap, ordered,
             )
         }
     })?;

@@ -120,7 +120,7 @@ from probeval.labelfree.multiclass import (
     score_tilts,
 )
 from probeval.labels.confusion import ConfusionMatrix
-from probeval.labels.scores import DEFAULT_MAX_BINS, ScoreSummary, multiclass_score_posteriors
+from probeval.labels.scores import ScoreSummary, multiclass_score_posteriors
 from probeval.labels.value import value_of_cells
 
 __all__ = ["LabelFreeEstimate", "LabelFreeEstimator"]
@@ -1098,37 +1098,26 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
     ) -> dict[str, tuple[float, Posterior | None]]:
         """One-vs-rest ROC AUCs and average precisions of a chunk with its labels, by the
         Bayesian bootstrap that :func:`probeval.evaluate` uses (NaN and None unless every class
-        occurs). The values are exact. The AUC draws use 32 bins per class, as the binary
-        realized AUC does (see ``_REALIZED_AUC_BINS``): thirty times faster than 2,048 bins and
-        the same spread within Monte Carlo error. Average precision keeps ``evaluate``'s bins:
-        it lives in the order inside the top bins, and with 32 bins (ties inside a bin) its
-        draws sat below the chunk's value. (The binary realized AP keeps each bin's order
-        instead, ``_REALIZED_AP_BINS``; here the classes' draws are joined for the macro
-        average, which that kernel does not do.)"""
+        occurs), each class's draws on coarse bins that keep the rows' order inside them, as
+        the binary realized ones (``_REALIZED_AUC_BINS``, ``_REALIZED_AP_BINS``), then joined
+        across classes by the shared-weight bootstrap's correlations. The values are exact.
+        Before, AUC took 32 bins whose rows counted as tied (draws 0.03-0.11 sds below the
+        value, K = 3) and AP ``evaluate``'s 2,048: 20 chunks of 3,000 rows with the macro
+        averages took 14.7 s with labels against 4.8 s without."""
         present = np.bincount(codes, minlength=matrix.shape[1])
         if np.any(present == 0):
             return {spec.name: (math.nan, None) for spec in specs}
-        out: dict[str, tuple[float, Posterior | None]] = {}
-        for base, bins, stream in (
-            ("roc_auc", _REALIZED_AUC_BINS, seed),
-            ("average_precision", DEFAULT_MAX_BINS, derive(seed, 1)),
-        ):
-            wanted = [spec for spec in specs if spec.base == base]
-            if not wanted:
-                continue
-            posts = multiclass_score_posteriors(
-                codes,
-                matrix,
-                np.ones(codes.shape[0]),
-                wanted,
-                max_bins=bins,
-                n_samples=n,
-                seed=stream,
-            )
-            out.update(
-                {spec.name: (posts[spec.name].observed, posts[spec.name]) for spec in wanted}
-            )
-        return out
+        posts = multiclass_score_posteriors(
+            codes,
+            matrix,
+            np.ones(codes.shape[0]),
+            specs,
+            max_bins=None,
+            n_samples=n,
+            seed=seed,
+            ordered=(_REALIZED_AUC_BINS, _REALIZED_AP_BINS),
+        )
+        return {spec.name: (posts[spec.name].observed, posts[spec.name]) for spec in specs}
 
     def _drift_for(self, chunks: list[Chunk], labelled: bool = False) -> Drift:
         """The drift between stretches of time the size of these chunks (median rows): the

@@ -494,6 +494,9 @@ class _MulticlassScores(ValueEquality):
     ``per_row`` (every distinct score kept, ``max_bins=None``) selects the exact shared-weight
     bootstrap over the rows, O(n K) per draw; otherwise each class's binned posterior is drawn
     on its own and the classes are joined by the shared-weight bootstrap's correlations.
+    ``ordered`` (AUC bins, AP bins): every distinct score kept, and each class's posterior drawn
+    on that many coarse bins that keep the rows' order inside them (exact at the counts), then
+    joined likewise.
     """
 
     bins: np.ndarray  # (m, K) uint32
@@ -501,17 +504,23 @@ class _MulticlassScores(ValueEquality):
     weights: np.ndarray  # (m,) float64
     n_bins: list[int]
     per_row: bool
+    ordered: tuple[int, int] | None = None
 
     @classmethod
     def build(
-        cls, codes: np.ndarray, scores: np.ndarray, weights: np.ndarray, max_bins: int | None
+        cls,
+        codes: np.ndarray,
+        scores: np.ndarray,
+        weights: np.ndarray,
+        max_bins: int | None,
+        ordered: tuple[int, int] | None = None,
     ) -> _MulticlassScores:
         keep = weights > 0
         codes, scores, weights = codes[keep], scores[keep], weights[keep]
-        bins, n_bins = _bin_columns(scores, weights, max_bins)
+        bins, n_bins = _bin_columns(scores, weights, None if ordered else max_bins)
         classes = codes.astype(np.uint32)
-        per_row = max_bins is None
-        if per_row:
+        per_row = max_bins is None and ordered is None
+        if max_bins is None or ordered:
             # Rows that agree on every bin and on the class are interchangeable: one row with
             # their total weight gives the same bootstrap (a sum of Gamma(w) is Gamma(sum w)).
             keys = np.column_stack([classes, bins])
@@ -525,6 +534,7 @@ class _MulticlassScores(ValueEquality):
             np.ascontiguousarray(weights, dtype=np.float64),
             n_bins,
             per_row,
+            ordered,
         )
 
 
@@ -567,7 +577,15 @@ def _multiclass_posteriors(
         alternative="ask for fewer n_samples",
     )
     rows = _core.multiclass_auc_draws(
-        data.bins, data.classes, data.weights, data.n_bins, n_samples, seed, want_ap, data.per_row
+        data.bins,
+        data.classes,
+        data.weights,
+        data.n_bins,
+        n_samples,
+        seed,
+        want_ap,
+        data.per_row,
+        ordered=data.ordered,
     )
     result: dict[str, Posterior] = {}
     for spec, value in zip(specs, observed, strict=True):
@@ -591,11 +609,13 @@ def multiclass_score_posteriors(
     max_bins: int | None,
     n_samples: int,
     seed: int,
+    ordered: tuple[int, int] | None = None,
 ) -> dict[str, Posterior]:
     """One-vs-rest ROC AUC / average precision posteriors of (n, K) scores, per class and
     averaged, by the per-row Bayesian bootstrap with one weight per row shared by all classes.
 
     ``codes`` are the rows' class indices (columns of ``scores``); every class must occur.
+    ``ordered``: see :class:`_MulticlassScores` (``max_bins`` is then not used).
     """
     k = scores.shape[1]
     per_class = np.bincount(codes, weights=weights, minlength=k)
@@ -608,7 +628,7 @@ def multiclass_score_posteriors(
     points = _ovr_points(codes, scores, weights)
     support = per_class / per_class.sum()
     observed = [_ovr_value(points, spec, support) for spec in specs]
-    data = _MulticlassScores.build(codes, scores, weights, max_bins)
+    data = _MulticlassScores.build(codes, scores, weights, max_bins, ordered)
     return _multiclass_posteriors(data, specs, observed, n_samples, derive(seed, 0))
 
 
