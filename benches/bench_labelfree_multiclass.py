@@ -13,6 +13,10 @@ defaults (seven metrics and ROC AUC) on binary data of the same sizes.
 * The issue's case: 60,000 + 60,000 rows, K = 3, 10 chunks, 7 rounds.
 * Over 8 data sets (seed 2026): reference and production rows 10^U(4, 5) each, K uniform in
   3 ... 10, chunks 5 ... 20, every other data set's scores rounded to 2 decimals; p50 and p99.
+* With labels (a backtest): every chunk's with-labels macro and weighted ROC AUC and macro
+  AP posteriors as ``estimate(y_true=...)`` draws them (each class on coarse bins that keep the
+  rows' order, joined across classes) against the earlier way (AUC on 32 bins whose rows
+  count as tied, AP on ``evaluate``'s 2,048).
 * The alternative: the one-vs-rest point estimate (isotonic calibration per class on the
   reference, renormalised; expected confusion matrix and soft-label AUC; numpy and
   scikit-learn), point values only, on the same multiclass data.
@@ -29,7 +33,8 @@ import numpy as np
 
 import probeval as pe
 from _harness import Report, environment, percentiles_ms, save
-from probeval.base.metrics import DEFAULT_MULTICLASS, DEFAULT_MULTICLASS_SCORES
+from probeval.base.metrics import DEFAULT_MULTICLASS, DEFAULT_MULTICLASS_SCORES, MetricSpec
+from probeval.labels.scores import multiclass_score_posteriors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests._monitoring import one_vs_rest_point_estimate
@@ -54,7 +59,7 @@ def multiclass_data(
         return np.minimum(labels, k - 1), scores
 
     ref_labels, ref_scores = draw(n_ref)
-    _, scores = draw(n_prod)
+    labels, scores = draw(n_prod)
     binary_ref = rng.beta(1.3, 2.0, n_ref)
     binary = rng.beta(1.3, 2.0, n_prod)
     if decimals is not None:
@@ -63,6 +68,7 @@ def multiclass_data(
         "ref_labels": ref_labels,
         "ref_scores": ref_scores,
         "scores": scores,
+        "labels": labels,
         "chunks": chunks,
         "binary_ref_scores": binary_ref,
         "binary_ref_labels": rng.random(n_ref) < binary_ref,
@@ -80,6 +86,42 @@ def run_binary(d: dict[str, Any]) -> Any:
     estimator = pe.LabelFreeEstimator().fit(d["binary_ref_labels"], d["binary_ref_scores"])
     result = estimator.estimate(d["binary_scores"], n_chunks=d["chunks"], n_samples=DRAWS, rng=1)
     return result.summary()
+
+
+def with_labels_ranking(d: dict[str, Any], ordered: bool) -> None:
+    """A backtest's with-labels posteriors of macro and weighted ROC AUC and macro AP, every
+    chunk (those with every class): ``ordered``, as ``estimate(y_true=...)`` draws them now
+    (each class on coarse bins in order, joined); otherwise as before (AUC on 32 bins, AP on
+    ``evaluate``'s 2,048, two calls)."""
+    k = d["scores"].shape[1]
+    specs = [
+        MetricSpec("roc_auc_macro", "roc_auc", "scores", "macro"),
+        MetricSpec("roc_auc_weighted", "roc_auc", "scores", "weighted"),
+        MetricSpec("average_precision_macro", "average_precision", "scores", "macro"),
+    ]
+    for rows in np.array_split(np.arange(d["scores"].shape[0]), d["chunks"]):
+        codes, scores = d["labels"][rows], d["scores"][rows]
+        if np.bincount(codes, minlength=k).min() == 0:
+            continue
+        weights = np.ones(codes.shape[0])
+        calls = (
+            [(specs, None, (32, 128))]
+            if ordered
+            else [(specs[:2], 32, None), (specs[2:], 2048, None)]
+        )
+        for wanted, bins, coarse in calls:
+            posts = multiclass_score_posteriors(
+                codes,
+                scores,
+                weights,
+                wanted,
+                max_bins=bins,
+                n_samples=DRAWS,
+                seed=1,
+                ordered=coarse,
+            )
+            for post in posts.values():
+                post.hdi()
 
 
 def run_one_vs_rest(d: dict[str, Any]) -> Any:
@@ -130,6 +172,12 @@ def main() -> None:
             "probeval multiclass + macro AP": lambda d: run_multiclass(d, WITH_AP),
             "probeval binary": run_binary,
             "one-vs-rest point estimate": run_one_vs_rest,
+            "with-labels AUC and AP per chunk: ordered (now)": lambda d: with_labels_ranking(
+                d, True
+            ),
+            "with-labels AUC and AP per chunk: 32 / 2,048 bins (before)": lambda d: (
+                with_labels_ranking(d, False)
+            ),
         },
         inputs,
     )
@@ -138,9 +186,15 @@ def main() -> None:
         binary = over.ratio("probeval multiclass", "probeval binary", q)
         baseline = over.ratio("probeval multiclass", "one-vs-rest point estimate", q)
         added = over.ratio("probeval multiclass + macro AP", "probeval multiclass", q)
+        labelled = over.ratio(
+            "with-labels AUC and AP per chunk: ordered (now)",
+            "with-labels AUC and AP per chunk: 32 / 2,048 bins (before)",
+            q,
+        )
         print(
             f"p{q}: multiclass / binary {binary:.2f}x, multiclass / one-vs-rest {baseline:.2f}x, "
-            f"with macro AP / without {added:.2f}x"
+            f"with macro AP / without {added:.2f}x; with-labels ranking now / before "
+            f"{labelled:.2f}x"
         )
     payload = {
         "environment": environment(),
