@@ -319,17 +319,11 @@ fn ordered_draws(
             *value = auc.draw(&mut sp, &mut sq, &mut p, &mut q);
         }
         if let Some(ap_row) = rows_out.get_mut(1) {
-            let bins = ap.pos.len();
-            let mut work = ApWork::new(bins);
+            let mut work = ApWork::new(ap.pos.len());
             let (mut sp, mut sq, mut spi) =
                 (streams.sampler(2), streams.sampler(3), streams.sampler(4));
             for value in ap_row.iter_mut() {
-                let (sum_p, sum_q) = (
-                    ap.p_shares.draw(&mut sp, &mut p[..bins]),
-                    ap.q_shares.draw(&mut sq, &mut q[..bins]),
-                );
-                let pi = spi.beta(&ap.prevalence);
-                *value = ap.value(&p[..bins], &q[..bins], sum_p, sum_q, pi, &mut work);
+                *value = ap.draw([&mut sp, &mut sq, &mut spi], &mut p, &mut q, &mut work);
             }
         }
     })?;
@@ -437,6 +431,24 @@ impl ApChunk {
             neg,
             steps,
         }))
+    }
+
+    /// One draw: the positives' and negatives' bin masses from the first two samplers, the
+    /// prevalence from the third; `p`, `q` and `work` are scratch space of at least as many
+    /// bins as this chunk's.
+    #[inline]
+    fn draw(
+        &self,
+        [sp, sq, spi]: [&mut Sampler; 3],
+        p: &mut [f64],
+        q: &mut [f64],
+        work: &mut ApWork,
+    ) -> f64 {
+        let bins = self.pos.len();
+        let (p, q) = (&mut p[..bins], &mut q[..bins]);
+        let (sum_p, sum_q) = (self.p_shares.draw(sp, p), self.q_shares.draw(sq, q));
+        let pi = spi.beta(&self.prevalence);
+        self.value(p, q, sum_p, sum_q, pi, work)
     }
 
     /// Average precision with bin masses `p` and `q` (summing to `sum_p` and `sum_q`) spread
@@ -573,19 +585,13 @@ pub fn chunk_ap_draws(
                     row.fill(f64::NAN);
                     continue;
                 };
-                let bins = chunk.pos.len();
                 let (mut sp, mut sq, mut spi) = (
                     streams.sampler(c as u64),
                     streams.sampler(n_chunks + c as u64),
                     streams.sampler(2 * n_chunks + c as u64),
                 );
                 for value in row.iter_mut() {
-                    let (sum_p, sum_q) = (
-                        chunk.p_shares.draw(&mut sp, &mut p[..bins]),
-                        chunk.q_shares.draw(&mut sq, &mut q[..bins]),
-                    );
-                    let pi = spi.beta(&chunk.prevalence);
-                    *value = chunk.value(&p[..bins], &q[..bins], sum_p, sum_q, pi, &mut work);
+                    *value = chunk.draw([&mut sp, &mut sq, &mut spi], &mut p, &mut q, &mut work);
                 }
             }
         },
