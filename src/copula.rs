@@ -38,7 +38,7 @@ pub fn join(
     if n_vars < 2 {
         return Ok(());
     }
-    let factor = semidefinite_cholesky(correlation, n_vars)?;
+    let (order, factor) = semidefinite_cholesky(correlation, n_vars)?;
     // Normal vectors, variable-major like `draws`, generated in blocks of draws so that block
     // b always gets stream (seed, b).
     let mut z = alloc_output(n_vars * n_draws)?;
@@ -48,9 +48,9 @@ pub fn join(
         let mut g = vec![0.0; n_vars];
         for vector in chunk.chunks_exact_mut(n_vars) {
             g.iter_mut().for_each(|x| *x = s.normal());
-            for (v, out) in vector.iter_mut().enumerate() {
-                let row = &factor[v * n_vars..=v * n_vars + v];
-                *out = row.iter().zip(&g).map(|(l, x)| l * x).sum();
+            for (i, &v) in order.iter().enumerate() {
+                let row = &factor[i * n_vars..=i * n_vars + i];
+                vector[v] = row.iter().zip(&g).map(|(l, x)| l * x).sum();
             }
         }
         Ok(())
@@ -73,10 +73,18 @@ pub fn join(
     })
 }
 
-/// Lower-triangular L (row-major) with L Lᵀ = `matrix` for a positive semi-definite matrix:
-/// a pivot that rounding leaves at or below 1e-12 of its diagonal is a dependent direction,
-/// and its column is set to zero instead of dividing by (nearly) nothing.
-fn semidefinite_cholesky(matrix: &[f64], n: usize) -> Result<Vec<f64>> {
+/// A factor of a positive semi-definite matrix: the variables' `order` and a lower-triangular L
+/// (row-major, rows and columns in that order) with L Lᵀ = `matrix` taken in that order, so
+/// that variable `order[i]` of L g is row i of L times g.
+///
+/// First without pivoting (the order as given), which reproduces the matrix exactly when it
+/// is positive semi-definite as stored. The correlations the multiclass kernels measure are
+/// so in exact arithmetic, but one with nearly dependent quantities can come out of rounding
+/// badly conditioned — a class held by a single row of tiny weight left a pivot of ~1e-11,
+/// whose reciprocal drove the next one to −5e-6 — and then the factor is taken with pivoting
+/// (the largest remaining diagonal first, so every multiplier stays within ±1 and rounding
+/// does not grow; on that matrix L Lᵀ is exact to 1e-12).
+fn semidefinite_cholesky(matrix: &[f64], n: usize) -> Result<(Vec<usize>, Vec<f64>)> {
     for i in 0..n {
         for j in 0..i {
             let (a, b) = (matrix[i * n + j], matrix[j * n + i]);
@@ -90,12 +98,48 @@ fn semidefinite_cholesky(matrix: &[f64], n: usize) -> Result<Vec<f64>> {
             ));
         }
     }
+    lower_factor(matrix, n, false)
+        .or_else(|| lower_factor(matrix, n, true))
+        .ok_or_else(|| Error::invalid("correlation must be positive semi-definite"))
+}
+
+/// [`semidefinite_cholesky`]'s factor, with or without pivoting; None when a pivot is
+/// negative beyond rounding (below −1e-8 of its diagonal). A pivot that rounding leaves at or
+/// below 1e-12 of its diagonal is a dependent direction: its column is set to zero instead of
+/// dividing by (nearly) nothing.
+fn lower_factor(matrix: &[f64], n: usize, pivoting: bool) -> Option<(Vec<usize>, Vec<f64>)> {
+    let mut order: Vec<usize> = (0..n).collect();
     let mut l = vec![0.0; n * n];
+    // Row i's diagonal and what is left of it after the first j columns.
+    let remaining = |l: &[f64], order: &[usize], i: usize, j: usize| {
+        let diagonal = matrix[order[i] * n + order[i]];
+        let used: f64 = (0..j).map(|k| l[i * n + k] * l[i * n + k]).sum();
+        (diagonal, diagonal - used)
+    };
     for j in 0..n {
-        let diagonal = matrix[j * n + j];
-        let pivot = diagonal - (0..j).map(|k| l[j * n + k] * l[j * n + k]).sum::<f64>();
+        if pivoting {
+            // The first of the largest remaining pivots, relative to their diagonals.
+            let relative = |i: usize| {
+                let (diagonal, pivot) = remaining(&l, &order, i, j);
+                pivot / diagonal
+            };
+            let best = (j + 1..n).fold(j, |best, i| {
+                if relative(i) > relative(best) {
+                    i
+                } else {
+                    best
+                }
+            });
+            if best != j {
+                order.swap(j, best);
+                for k in 0..j {
+                    l.swap(j * n + k, best * n + k);
+                }
+            }
+        }
+        let (diagonal, pivot) = remaining(&l, &order, j, j);
         if pivot < -1e-8 * diagonal {
-            return Err(Error::invalid("correlation must be positive semi-definite"));
+            return None;
         }
         if pivot <= 1e-12 * diagonal {
             continue;
@@ -104,10 +148,10 @@ fn semidefinite_cholesky(matrix: &[f64], n: usize) -> Result<Vec<f64>> {
         l[j * n + j] = root;
         for i in j + 1..n {
             let dot: f64 = (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum();
-            l[i * n + j] = (matrix[i * n + j] - dot) / root;
+            l[i * n + j] = (matrix[order[i] * n + order[j]] - dot) / root;
         }
     }
-    Ok(l)
+    Some((order, l))
 }
 
 #[cfg(test)]
@@ -127,16 +171,66 @@ mod tests {
     fn cholesky_reproduces_the_matrix_and_tolerates_rank_deficiency() {
         // Rank 2: the third variable is the first.
         let m = [1.0, 0.3, 1.0, 0.3, 1.0, 0.3, 1.0, 0.3, 1.0];
-        let l = semidefinite_cholesky(&m, 3).unwrap();
-        for i in 0..3 {
-            for j in 0..3 {
-                let product: f64 = (0..3).map(|k| l[i * 3 + k] * l[j * 3 + k]).sum();
-                assert!((product - m[i * 3 + j]).abs() < 1e-12, "{i} {j} {product}");
-            }
-        }
+        let (order, l) = semidefinite_cholesky(&m, 3).unwrap();
+        assert_eq!(order, [0, 1, 2]);
+        assert_reproduces(&m, 3, &order, &l, 1e-12);
         assert_eq!(l[2 * 3 + 2], 0.0);
         let not_psd = [1.0, 0.9, 0.0, 0.9, 1.0, 0.9, 0.0, 0.9, 1.0];
         assert!(semidefinite_cholesky(&not_psd, 3).is_err());
+    }
+
+    /// L Lᵀ against the matrix taken in the factor's order.
+    fn assert_reproduces(m: &[f64], n: usize, order: &[usize], l: &[f64], tolerance: f64) {
+        for i in 0..n {
+            for j in 0..n {
+                let product: f64 = (0..n).map(|k| l[i * n + k] * l[j * n + k]).sum();
+                let want = m[order[i] * n + order[j]];
+                assert!(
+                    (product - want).abs() < tolerance,
+                    "{i} {j} {product} {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_nearly_singular_correlation_is_factored_with_pivoting() {
+        // The influence correlations (AUC, ln class total, AP of three classes) of a weighted
+        // sample whose class 2 is one row of weight 2.5e-10 (found by hypothesis): positive
+        // semi-definite, but without pivoting a pivot of ~1e-11 leaves the next one at -5.4e-6.
+        #[rustfmt::skip]
+        let m = [
+            1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+            0.0, 1.0, 0.8017837257429338, -1.2708478713011222e-10, 0.0, 1.1273184811324302e-5, -1.7050208256092413e-10, 0.0, 1.1273184811642668e-5,
+            0.0, 0.8017837257429338, 1.0, -0.4454354031873743, 0.3984095364447977, -3.553312089842798e-11, -0.5976143046536948, 0.5976143046461005, -3.553312089517003e-11,
+            0.0, -1.2708478713011222e-10, -0.4454354031873743, 1.0, 0.0, 0.0, 0.7453559925167696, -0.7453559924315185, -5.010304361402179e-6,
+            0.0, 0.0, 0.3984095364447977, 0.0, 1.0, 0.0, -0.6666666666139499, 0.6666666666902007, -5.601690570029473e-6,
+            0.0, 1.1273184811324302e-5, -3.553312089842798e-11, 0.0, 0.0, 1.0, -6.7220286836936625e-6, -8.402535854510297e-6, 0.9999999999717591,
+            0.0, -1.7050208256092413e-10, -0.5976143046536948, 0.7453559925167696, -0.6666666666139499, -6.7220286836936625e-6, 1.0, -0.9999999998856237, -6.722028683883501e-6,
+            0.0, 0.0, 0.5976143046461005, -0.7453559924315185, 0.6666666666902007, -8.402535854510297e-6, -0.9999999998856237, 1.0, -8.40253585474759e-6,
+            0.0, 1.1273184811642668e-5, -3.553312089517003e-11, -5.010304361402179e-6, -5.601690570029473e-6, 0.9999999999717591, -6.722028683883501e-6, -8.40253585474759e-6, 1.0,
+        ];
+        assert!(lower_factor(&m, 9, false).is_none());
+        let (order, l) = semidefinite_cholesky(&m, 9).unwrap();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..9).collect::<Vec<_>>());
+        // The matrix is positive semi-definite as stored: the pivoted factor reproduces it.
+        assert_reproduces(&m, 9, &order, &l, 1e-12);
+        assert!(l.iter().all(|x| x.is_finite() && x.abs() <= 1.0 + 1e-12));
+        // And join with it keeps every marginal.
+        let n = 64;
+        let mut draws: Vec<f64> = (0..9 * n).map(|i| i as f64).collect();
+        join(&mut draws, 9, n, &m, 1).unwrap();
+        for v in 0..9 {
+            let mut row = draws[v * n..(v + 1) * n].to_vec();
+            row.sort_unstable_by(f64::total_cmp);
+            assert!(
+                row.iter()
+                    .enumerate()
+                    .all(|(d, &x)| x == (v * n + d) as f64)
+            );
+        }
     }
 
     #[test]
