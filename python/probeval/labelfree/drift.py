@@ -557,8 +557,8 @@ def _coupling(
 
     Real calibrations move with what moves the scores: on 2013 flights (P(arrival > 60 min
     late) from the departure delay) the reference's windows with more late departures had
-    more late arrivals among the early-departing ones too (shift and level correlated +0.72,
-    tilt and level -0.81; production +0.70 and -0.70), and a chunk's ROC AUC fell as its
+    more late arrivals among the early-departing ones too (shift and level correlated +0.70,
+    tilt and level -0.76; production +0.72 and -0.70), and a chunk's ROC AUC fell as its
     scores rose while the uncoupled drift said the opposite (correlation of estimate and
     realized value -0.54). The spike keeps a slope fitted to noise out of streams whose level
     varies and calibration does not (simulated covariate shift, 8 streams: accuracy error
