@@ -490,9 +490,9 @@ def _fit_periods(
     score = np.stack([residual.sum(1), (residual * spread).sum(1)], -1)
     inverse = np.linalg.inv(info[periods])
     effect = np.einsum("pij,pj->pi", inverse, score[periods])
-    level = _score_level(sums[periods])
     coupling: dict[str, float] = {}
     if coupled:
+        level = _score_level(sums[periods])
         coupling["level"] = float(_score_level(sums.sum(axis=0, keepdims=True))[0])
         coupling["level_low"], coupling["level_high"] = float(level.min()), float(level.max())
         # The drift left once the level's part is taken out: the periods' shift and tilt less
