@@ -1143,6 +1143,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 sums if windows is None else merge_periods(sums, windows),
                 score_scale=state["score_scale"],
                 unseen=unseen,
+                # A multiclass model's confidence calibration keeps its drift uncoupled; its
+                # one-vs-rest calibrations follow their levels (_class_drifts).
                 coupled=state["kind"] != "multiclass",
             )
         return cache[key]
@@ -1159,8 +1161,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         return int(min(max(windows, _MIN_WINDOWS), sums.shape[0]))
 
     def _class_drifts(self, chunks: list[Chunk], labelled: bool = False) -> list[Drift]:
-        """The drifts of a multiclass fit's one-vs-rest calibrations for these chunks, the sd of
-        the bins' own deviations learned from all classes together (:func:`learn_drifts`)."""
+        """The drifts of a multiclass fit's one-vs-rest calibrations for these chunks, learned
+        from all classes together (:func:`learn_drifts`): the sd of the bins' own deviations,
+        whether any class moves between periods, and the slopes on the scores' level."""
         state = self._state()
         windows = self._drift_windows(chunks)
         cache: dict[tuple[int | None, float], list[Drift]] = state.setdefault(
@@ -1172,7 +1175,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             sums = [one._state()["period_sums"] for one in state["ovr"]]
             if windows is not None:
                 sums = [merge_periods(part, windows) for part in sums]
-            cache[key] = learn_drifts(sums, [1.0] * len(sums), unseen)
+            cache[key] = learn_drifts(sums, [1.0] * len(sums), unseen, coupled=True)
         return cache[key]
 
     def _error_model(
