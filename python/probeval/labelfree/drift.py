@@ -17,6 +17,9 @@ shows how large these movements are; this module measures them (numpy only):
 - **bin-specific deviation** (a logit standard deviation): the periods' residual spread beyond
   the common shift and the binomial noise (posterior mean of its square from the periods'
   Pearson statistic, prior mass on "none" as for τ);
+- **several calibrations together** (a multiclass model's one-vs-rest ones): one sd of the
+  bins' own deviations, whether any calibration moves between periods at all, and one slope of
+  the shift and of the tilt on the scores' level, each calibration keeping its own τ;
 - **bin-count spread**: how unlike each other the periods' score distributions are, the yardstick
   of the per-chunk shift diagnostic;
 - **unseen drift**: what the reference cannot show. Its periods show how P(y | score) moves
@@ -627,8 +630,9 @@ def _fit_periods(
     """One calibration's drift, its bin sd still 0, and the evidence on the bins' own
     deviations: the periods' Pearson statistic, the cells' binomial weights and the degrees
     of freedom (None when there is none). ``decoupled``: the periods' effects less their
-    level's part, and the coupling (:func:`_decoupled`); ``tilt_tau``: the tilt's τ posterior
-    when learned with other calibrations' (None: from this one's periods)."""
+    level's part, and the coupling (:func:`_decoupled`); ``taus``: the shift's and the tilt's
+    τ posteriors once learned with other calibrations' (:func:`_together_still`; None: from
+    this one's periods alone)."""
     sums, periods, spread, expected = frame.sums, frame.periods, frame.spread, frame.expected
     pn, px = sums[..., 0], sums[..., 1]
     effect, coupling = decoupled
