@@ -385,8 +385,9 @@ def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]
 
 
 def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:
-    """--unseen-drift is the estimator's unseen_drift: 0 narrows the accuracy interval of a
-    reference without drift of its own, and a negative sd is refused naming the option."""
+    """--unseen-drift is the estimator's unseen_drift: a large one widens the accuracy interval
+    of a reference without drift of its own (the default's 0.08 moves this 750-row fixture's
+    width by less than its Monte Carlo error), and a negative sd is refused naming the option."""
     base = (*_estimate_args(files), "--metrics", "accuracy", "--format", "json")
 
     def width(*extra: str) -> float:
@@ -395,7 +396,7 @@ def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:
         estimate = json.loads(out.stdout)["result"]["chunks"][0]["metrics"]["accuracy"]["estimate"]
         return float(estimate["hdi_high"] - estimate["hdi_low"])
 
-    assert width("--unseen-drift", "0") < width()
+    assert width("--unseen-drift", "0") < width("--unseen-drift", "0.5")
     assert width("--unseen-drift", "0.08") == width()
     out = _run(*base, "--unseen-drift", "-1")
     assert out.returncode == 2

@@ -1265,7 +1265,16 @@ def test_average_precision_score_slices_follow_the_rows(
     inner = np.array(sorted(edges))
     share, mean, span = _score_slices(values, starts, inner, per_bin)
     k = inner.shape[0] + 1
-    calibration = (inner, np.ones(k), np.ones(k), np.full(k, 0.5), np.zeros(k), np.zeros(0), 1.0)
+    calibration = (
+        inner,
+        np.ones(k),
+        np.ones(k),
+        np.full(k, 0.5),
+        np.zeros(k),
+        np.zeros(0),
+        np.zeros(0),
+        1.0,
+    )
     stats = _core.labelfree_chunk_stats(calibration, values, starts, False)
     spread, ties = np.asarray(stats[5]), np.asarray(stats[6])
     bounds = [*starts[1:], values.shape[0]]

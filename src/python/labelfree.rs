@@ -9,8 +9,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// A fitted calibration as Python passes it: (edges, pos, neg, concordance, se, spread,
-/// threshold); spread may be empty (not known).
+/// rate_centre, threshold); spread and rate_centre may be empty (not known).
 type CalibrationArgs<'py> = (
+    PyReadonlyArray1<'py, f64>,
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray1<'py, f64>,
@@ -28,7 +29,8 @@ fn calibration(args: &CalibrationArgs<'_>) -> PyResult<labelfree::Calibration> {
         flat(&args.3).into_owned(),
         flat(&args.4).into_owned(),
         flat(&args.5).into_owned(),
-        args.6,
+        flat(&args.6).into_owned(),
+        args.7,
     )?)
 }
 

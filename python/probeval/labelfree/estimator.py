@@ -109,6 +109,7 @@ from probeval.labelfree.multiclass import (
     chunk_error_tilts,
     class_shift_sd,
     combine_one_vs_rest,
+    confidence_level_map,
     confidence_shift_scale,
     couple,
     drifting_error_alpha,
@@ -620,7 +621,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         wrong ones truly belong (the shares the model draws from, prior included)."""
         state = self._state()
         if state["kind"] == "multiclass":
-            return _multiclass_bin_table(state["bins"], state["labels"])
+            return _multiclass_bin_table(state["bins"], state["labels"], self._rate_centres())
         edges = self.bin_edges
         pos, neg = state["positives"], state["negatives"]
         return Table(
@@ -630,11 +631,30 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 "predicted": (edges[:-1] >= self.threshold).astype(int).tolist(),
                 "positives": pos.tolist(),
                 "negatives": neg.tolist(),
-                "positive_rate": _rate_means(pos, neg).tolist(),
+                "positive_rate": _rate_means(pos, neg, self._rate_centres()).tolist(),
                 "concordance": state["concordance"].tolist(),
             },
             title="reference calibration",
         )
+
+    def _rate_centres(self) -> np.ndarray:
+        """The centre of each bin's rate prior (the core's ``Calibration::rate_prior``, two
+        rows' weight): what the scores say of the bin's rate, its reference rows' mean score
+        (a multiclass model's confidence bins: their mean confidence, :func:`confidence_level_map`);
+        the reference's overall rate in a bin without rows. Kept within half a row of 0 and 1
+        of the reference's size, where the overall rate's prior sat."""
+        state = self._state()
+        sums = state["period_sums"].sum(axis=0)
+        rows, total = sums[:, 0], sums[:, 2]
+        if state["kind"] == "multiclass":
+            offset, scale = confidence_level_map(state["bins"])
+            total = offset * rows + scale * total
+        pos, neg = float(state["positives"].sum()), float(state["negatives"].sum())
+        overall = (pos + 1.0) / (pos + neg + 2.0)
+        mean = np.where(rows > 0, total / np.maximum(rows, 1e-300), overall)
+        floor = 0.5 / (pos + neg + 1.0)
+        out: np.ndarray = np.clip(mean, floor, 1.0 - floor)
+        return out
 
     def _calibration_args(self) -> tuple[Any, ...]:
         state = self._state()
@@ -647,6 +667,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             # The reference scores' spread per bin (none in a fit saved before it was kept:
             # the concordances then hold in every chunk as they are).
             state["spread"],
+            self._rate_centres(),
             # Multiclass bins predict their class, not by a threshold: none of them lies above 1.
             self.threshold if state["kind"] == "binary" else 1.0,
         )
@@ -2081,15 +2102,14 @@ class _ChunkResult(ValueEquality):
         self.realized = realized
 
 
-def _rate_means(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
-    """Posterior mean of each bin's positive rate, as the core draws it: prior Beta(2 p̄,
-    2 (1 - p̄)) with p̄ = (P + 1) / (P + N + 2) the reference's positive rate."""
-    rate = (pos.sum() + 1.0) / (pos.sum() + neg.sum() + 2.0)
-    out: np.ndarray = (pos + 2.0 * rate) / (pos + neg + 2.0)
+def _rate_means(pos: np.ndarray, neg: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """Posterior mean of each bin's positive rate, as the core draws it: prior Beta(2 m,
+    2 (1 - m)) with m the bin's ``centre`` (:meth:`LabelFreeEstimator._rate_centres`)."""
+    out: np.ndarray = (pos + 2.0 * centre) / (pos + neg + 2.0)
     return out
 
 
-def _multiclass_bin_table(bins: MulticlassBins, labels: list[Any]) -> Table:
+def _multiclass_bin_table(bins: MulticlassBins, labels: list[Any], centre: np.ndarray) -> Table:
     """The multiclass bins in the user's terms: pseudo-scores u = (c + t) / K back to the
     predicted class c and the confidence s = 1/K + t (K - 1) / K."""
     k = bins.n_classes
@@ -2108,7 +2128,7 @@ def _multiclass_bin_table(bins: MulticlassBins, labels: list[Any]) -> Table:
         "confidence_high": confidence(edges[1:]).tolist(),
         "correct": correct.tolist(),
         "wrong": wrong.tolist(),
-        "correct_rate": _rate_means(correct, wrong).tolist(),
+        "correct_rate": _rate_means(correct, wrong, centre).tolist(),
     }
     for j, label in enumerate(labels):
         columns[f"wrong_is[{label}]"] = shares[:, j].tolist()

@@ -58,6 +58,7 @@ __all__ = [
     "auc_correlation",
     "bin_classes",
     "combine_one_vs_rest",
+    "confidence_level_map",
     "confidence_shift_scale",
     "couple",
     "drifting_error_alpha",
@@ -733,6 +734,15 @@ def drifting_error_alpha(alpha: np.ndarray, spread: float) -> np.ndarray:
     weight = np.maximum(1.0 / (1.0 / (total + 1.0) + spread) - 1.0, floor)
     out: np.ndarray = alpha * np.where(total > 0, weight / np.where(total > 0, total, 1.0), 1.0)
     return out
+
+
+def confidence_level_map(bins: MulticlassBins) -> tuple[np.ndarray, np.ndarray]:
+    """Per bin, the offset a and scale b with confidence s = a + b u for its pseudo-scores u =
+    (c + t) / K, c its predicted class and s = 1/K + t (K - 1) / K: what a calibrated model's
+    pseudo-scores say of the rate of correct predictions."""
+    k = bins.n_classes
+    offset: np.ndarray = (1.0 - bins.predicted * (k - 1.0)) / k
+    return offset, np.full(bins.n_bins, k - 1.0)
 
 
 def confidence_shift_scale(bins: MulticlassBins) -> float:
