@@ -1844,6 +1844,9 @@ pub struct Masses<'a> {
     pub concordance: &'a [f64],
     /// The bins' positive rates the masses were drawn at.
     pub rate: &'a [f64],
+    /// Per class of a [`ClassShift`], the standard normal its shift was drawn from in this
+    /// draw (NaN: the class drew none); empty without one.
+    pub class_normal: &'a [f64],
 }
 
 /// What each draw's bin masses become: the binary metrics and the ranking metrics, or a
@@ -2008,6 +2011,8 @@ const MAX_TILT: f64 = 30.0;
 struct MulticlassSink<'a> {
     errors: &'a ErrorModel,
     chunks: Vec<ChunkErrors>,
+    /// Per class, the correlation of its error-share tilt with its class shift (empty: none).
+    tilt_correlation: &'a [f64],
     metrics: &'a [MulticlassMetric],
     target: Target,
     zero_division: f64,
@@ -2060,9 +2065,19 @@ impl Sink for MulticlassSink<'_> {
         let errors = &self.chunks[chunk];
         let m = &mut scratch.matrix;
         m.fill(0.0);
-        // The chunk's common tilt: every bin's error shares move towards the same classes.
-        for (w, &(mean, sd)) in scratch.tilt.iter_mut().zip(&errors.tilt) {
-            *w = (mean + sd * s.normal()).clamp(-MAX_TILT, MAX_TILT).exp();
+        // The chunk's common tilt: every bin's error shares move towards the same classes,
+        // class j's with the shift of its predictions' correct rates at correlation ρⱼ (more
+        // rows of j make both more predictions of j right and more mistakes j).
+        for (j, (w, &(mean, sd))) in scratch.tilt.iter_mut().zip(&errors.tilt).enumerate() {
+            let mut z = s.normal();
+            if let (Some(&rho), Some(&shared)) =
+                (self.tilt_correlation.get(j), masses.class_normal.get(j))
+            {
+                if rho != 0.0 && shared.is_finite() {
+                    z = rho * shared + (1.0 - rho * rho).sqrt() * z;
+                }
+            }
+            *w = (mean + sd * z).clamp(-MAX_TILT, MAX_TILT).exp();
         }
         for (i, &c) in self.errors.predicted.iter().enumerate() {
             m[c * k + c] += masses.pos[i];
@@ -2177,6 +2192,7 @@ pub fn estimate_multiclass(
     errors: &ErrorModel,
     known_errors: &[Vec<f64>],
     tilts: &[Vec<f64>],
+    tilt_correlation: &[f64],
     metrics: &[MulticlassMetric],
     settings: Settings,
     drift: Option<&Drift>,
@@ -2199,6 +2215,14 @@ pub fn estimate_multiclass(
     {
         return Err(Error::invalid(
             "the error shares' tilts need, per chunk, K finite means and K sds >= 0",
+        ));
+    }
+    if !(tilt_correlation.is_empty() || tilt_correlation.len() == k)
+        || tilt_correlation.iter().any(|r| !(-1.0..=1.0).contains(r))
+    {
+        return Err(Error::invalid(
+            "the tilts' correlations with the class shifts must be one per class (or none), \
+             each in [-1, 1]",
         ));
     }
     let mut prepared = Vec::with_capacity(chunks.len());
@@ -2241,6 +2265,7 @@ pub fn estimate_multiclass(
     let sink = MulticlassSink {
         errors,
         chunks: prepared,
+        tilt_correlation,
         metrics,
         target: settings.target,
         zero_division: settings.zero_division,
@@ -2439,6 +2464,7 @@ impl Job<'_> {
             let mut sn = [streams.sampler(2), streams.sampler(5)];
             let mut sd = streams.sampler(3);
             let (mut class_s, mut class_z) = (streams.sampler(4), Vec::new());
+            let mut class_normal: Vec<f64> = Vec::new();
             let mut scratch = sink.scratch();
             let first = streams.first_column();
             let (mut pm, mut nm) = (vec![0.0; k], vec![0.0; k]);
@@ -2469,6 +2495,14 @@ impl Job<'_> {
                         &mut rate,
                         (&mut class_s, &mut class_z),
                     );
+                    class_normal.clear();
+                    class_normal.extend(
+                        model
+                            .class_sd
+                            .iter()
+                            .zip(&class_z)
+                            .map(|(&sd, &z)| if sd > 0.0 { z / sd } else { f64::NAN }),
+                    );
                 }
                 // Positive and negative mass per bin: expected (population) or the drawn
                 // labels of these very rows plus the known ones (realized).
@@ -2491,6 +2525,7 @@ impl Job<'_> {
                     neg: &nm,
                     concordance: &c,
                     rate: &rate,
+                    class_normal: &class_normal,
                 };
                 sink.emit(index, stats, &masses, &mut scratch, &mut sn, rows_out, d);
             }
@@ -3618,6 +3653,47 @@ mod tests {
         (cal, errors)
     }
 
+    /// A rayon pool of `threads` threads, to check that results do not depend on them.
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+    }
+
+    /// Population target, reference calibration, nothing within bins or ranked.
+    fn population_settings() -> Settings {
+        Settings {
+            target: Target::Population,
+            mode: Mode::Reference,
+            within_bin: false,
+            want_auc: false,
+            want_ap: false,
+            zero_division: 0.0,
+        }
+    }
+
+    /// A drift of [`three_class_model`]'s bins that moves nothing (every grid a point at 0).
+    fn still_three_bin_drift() -> Drift {
+        let point = Grid {
+            values: vec![0.0],
+            log_prior: vec![0.0],
+        };
+        Drift {
+            shift: point.clone(),
+            tilt: point,
+            centre: 0.0,
+            bin_sd: 0.0,
+            slope: vec![0.0; 3],
+            slope_se: vec![0.0; 3],
+            ref_mean: vec![0.2, 0.5, 0.9],
+            chunk_shift_prior: Vec::new(),
+            chunk_tilt_prior: Vec::new(),
+            chunk_bin_sd: Vec::new(),
+            class_shift: None,
+        }
+    }
+
     /// A three-bin chunk of these row counts, nothing known.
     fn unlabelled_chunk(counts: [f64; 3]) -> ChunkStats {
         ChunkStats {
@@ -3660,25 +3736,22 @@ mod tests {
         };
         let chunks = [open, known];
         let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
+            pool(threads).install(|| {
+                estimate_multiclass(
+                    &cal,
+                    &chunks,
+                    &errors,
+                    &known_errors,
+                    &[],
+                    &[],
+                    &metrics,
+                    settings,
+                    None,
+                    3000,
+                    4,
+                )
                 .unwrap()
-                .install(|| {
-                    estimate_multiclass(
-                        &cal,
-                        &chunks,
-                        &errors,
-                        &known_errors,
-                        &[],
-                        &metrics,
-                        settings,
-                        None,
-                        3000,
-                        4,
-                    )
-                    .unwrap()
-                })
+            })
         };
         let out = run(1);
         assert_eq!(out, run(2));
@@ -3702,6 +3775,7 @@ mod tests {
             &errors,
             &bad,
             &[],
+            &[],
             &metrics,
             settings,
             None,
@@ -3719,6 +3793,7 @@ mod tests {
                 &chunks,
                 &wrong_class,
                 &known_errors,
+                &[],
                 &[],
                 &metrics,
                 settings,
@@ -3738,34 +3813,24 @@ mod tests {
             crate::metrics::ClassMetric::Recall,
             Average::Class(2),
         )];
-        let settings = Settings {
-            target: Target::Population,
-            mode: Mode::Reference,
-            within_bin: false,
-            want_auc: false,
-            want_ap: false,
-            zero_division: 0.0,
-        };
+        let settings = population_settings();
         let run = |tilts: &[Vec<f64>], threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
+            pool(threads).install(|| {
+                estimate_multiclass(
+                    &cal,
+                    std::slice::from_ref(&chunk),
+                    &errors,
+                    &[vec![0.0; 9]],
+                    tilts,
+                    &[],
+                    &metrics,
+                    settings,
+                    None,
+                    4000,
+                    9,
+                )
                 .unwrap()
-                .install(|| {
-                    estimate_multiclass(
-                        &cal,
-                        std::slice::from_ref(&chunk),
-                        &errors,
-                        &[vec![0.0; 9]],
-                        tilts,
-                        &metrics,
-                        settings,
-                        None,
-                        4000,
-                        9,
-                    )
-                    .unwrap()
-                })
+            })
         };
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let plain = run(&[], 1);
@@ -3795,6 +3860,7 @@ mod tests {
                     &errors,
                     &[vec![0.0; 9]],
                     &[bad],
+                    &[],
                     &metrics,
                     settings,
                     None,
@@ -3810,23 +3876,7 @@ mod tests {
     fn a_class_shift_moves_its_own_bins_only_and_zero_is_none() {
         let (cal, errors) = three_class_model();
         let chunk = unlabelled_chunk([700.0, 400.0, 400.0]);
-        let point = Grid {
-            values: vec![0.0],
-            log_prior: vec![0.0],
-        };
-        let still = Drift {
-            shift: point.clone(),
-            tilt: point,
-            centre: 0.0,
-            bin_sd: 0.0,
-            slope: vec![0.0; 3],
-            slope_se: vec![0.0; 3],
-            ref_mean: vec![0.2, 0.5, 0.9],
-            chunk_shift_prior: Vec::new(),
-            chunk_tilt_prior: Vec::new(),
-            chunk_bin_sd: Vec::new(),
-            class_shift: None,
-        };
+        let still = still_three_bin_drift();
         let shifted = |offset: [f64; 3], sd: [f64; 3]| Drift {
             class_shift: Some(ClassShift {
                 groups: errors.predicted.clone(),
@@ -3840,20 +3890,14 @@ mod tests {
             MulticlassMetric::PerClass(crate::metrics::ClassMetric::Precision, Average::Class(0)),
             MulticlassMetric::PerClass(crate::metrics::ClassMetric::Precision, Average::Class(1)),
         ];
-        let settings = Settings {
-            target: Target::Population,
-            mode: Mode::Reference,
-            within_bin: false,
-            want_auc: false,
-            want_ap: false,
-            zero_division: 0.0,
-        };
+        let settings = population_settings();
         let run = |drift: &Drift| {
             estimate_multiclass(
                 &cal,
                 std::slice::from_ref(&chunk),
                 &errors,
                 &[vec![0.0; 9]],
+                &[],
                 &[],
                 &metrics,
                 settings,
@@ -3890,6 +3934,7 @@ mod tests {
                 &errors,
                 &[vec![0.0; 9]],
                 &[],
+                &[],
                 &metrics,
                 settings,
                 Some(&bad),
@@ -3898,6 +3943,82 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_tilt_correlated_with_its_class_shift_steadies_the_class_recall() {
+        // The three-class model learned from 100 times the rows, so that the draws' noise is
+        // mostly the two moves.
+        let (small, mut errors) = three_class_model();
+        let scaled = |v: &[f64]| v.iter().map(|x| 100.0 * x).collect::<Vec<f64>>();
+        let cal = Calibration {
+            pos: scaled(&small.pos),
+            neg: scaled(&small.neg),
+            ..small
+        };
+        errors.alpha = scaled(&errors.alpha);
+        let chunk = unlabelled_chunk([700.0, 400.0, 400.0]);
+        // Class 2's predictions' correct rate and the errors' share of class 2 both move by
+        // 0.8 logit (sd): more rows of class 2 make both more right predictions of 2 and more
+        // mistakes that are 2, so its recall moves less than either.
+        let drift = Drift {
+            class_shift: Some(ClassShift {
+                groups: errors.predicted.clone(),
+                n_groups: 3,
+                offset: vec![0.0; 3],
+                sd: vec![0.0, 0.0, 0.8],
+            }),
+            ..still_three_bin_drift()
+        };
+        let tilt = vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.8];
+        let metrics = [MulticlassMetric::PerClass(
+            crate::metrics::ClassMetric::Recall,
+            Average::Class(2),
+        )];
+        let settings = population_settings();
+        let run = |correlation: &[f64], threads: usize| {
+            pool(threads).install(|| {
+                estimate_multiclass(
+                    &cal,
+                    std::slice::from_ref(&chunk),
+                    &errors,
+                    &[vec![0.0; 9]],
+                    std::slice::from_ref(&tilt),
+                    correlation,
+                    &metrics,
+                    settings,
+                    Some(&drift),
+                    4000,
+                    13,
+                )
+            })
+        };
+        let sd = |v: &[f64]| {
+            let m = v.iter().sum::<f64>() / v.len() as f64;
+            (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / v.len() as f64).sqrt()
+        };
+        let apart = run(&[], 1).unwrap();
+        // Correlation 0 draws the same random numbers as none.
+        assert_eq!(apart, run(&[0.0; 3], 1).unwrap());
+        let together = run(&[0.0, 0.0, 0.9], 1).unwrap();
+        assert_eq!(together, run(&[0.0, 0.0, 0.9], 2).unwrap());
+        assert!(
+            sd(&together) < 0.9 * sd(&apart),
+            "{} {}",
+            sd(&together),
+            sd(&apart)
+        );
+        // Opposite moves make it swing more.
+        let opposite = run(&[0.0, 0.0, -0.9], 1).unwrap();
+        assert!(
+            sd(&opposite) > 1.1 * sd(&apart),
+            "{} {}",
+            sd(&opposite),
+            sd(&apart)
+        );
+        for bad in [vec![0.5; 2], vec![0.0, 0.0, 1.5], vec![0.0, f64::NAN, 0.0]] {
+            assert!(run(&bad, 1).is_err());
+        }
     }
 
     #[test]

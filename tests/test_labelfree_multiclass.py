@@ -39,6 +39,7 @@ from probeval.labelfree.multiclass import (
     other_score_shares,
     pseudo_scores,
     score_tilts,
+    tilt_class_correlation,
 )
 from tests._monitoring import (
     assert_realized_is_label_noise,
@@ -537,6 +538,37 @@ def test_class_shift_sd_recovers_each_classs_own_movement() -> None:
         assert low <= value <= high, (s, value)
     assert class_shift_sd(sums, np.zeros(bins, dtype=np.int64), k) == 0.0
     assert class_shift_sd(sums[:2], predicted, k) == 0.0
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_a_class_shift_and_its_error_tilt_move_together_under_label_shift(k: int) -> None:
+    """A reference of twelve periods whose classes' prevalences move (P(y = j | s) ∝ s_j e^λ_j,
+    λ_j ~ N(0, 0.35²) per period): a period with more rows of class j has both more right
+    predictions of j and more mistakes that are j, and every class's two moves come out
+    correlated (measured over seeds 0-7: lowest 0.35 at K = 3, 0.55 at K = 5; mean 0.66 and
+    0.77); a reference whose classes do not move learns no class shift, and gets 0."""
+    for seed in range(3):
+        for sd in (0.35, 0.0):
+            rng = np.random.default_rng(seed)
+            parts = [
+                _simulate(rng, 5_000, k, shift=rng.normal(0.0, sd, k) if sd else None)
+                for _ in range(12)
+            ]
+            periods = np.repeat(np.arange(12), 5_000)
+            y, s = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+            state = pe.LabelFreeEstimator().fit(y, s, periods=periods)._state()
+            bins = state["bins"]
+            spread, tilt_sd = error_movement(state["period_errors"], bins.error_alpha)
+            class_sd = class_shift_sd(state["period_sums"], bins.predicted, k)
+            rho = tilt_class_correlation(
+                state["period_sums"], state["period_errors"], bins, spread, tilt_sd, class_sd
+            )
+            if sd:
+                assert rho.min() > 0.3, (seed, rho)
+                assert rho.mean() > 0.5, (seed, rho)
+            else:
+                assert class_sd == 0.0, (seed, class_sd)
+                assert not rho.any(), (seed, rho)
 
 
 def test_class_shifts_keep_each_rate_and_learn_from_labels() -> None:
@@ -1074,6 +1106,15 @@ def test_class_shift_property(n: int, k: int, chunks: int, sd: float, seed: int)
     sums = np.stack([counts, right, counts, counts, right], axis=-1)
     learned = class_shift_sd(sums, bins.predicted, k)
     assert 0.0 <= learned <= 2.0 * np.sqrt(2.0)
+    # The two moves' correlation from the same periods and any of their errors: finite and
+    # within its bounds, 0 without a class shift.
+    errors = rng.integers(0, 20, (chunks, b, k)).astype(np.float64)
+    errors[:, np.arange(b), bins.predicted] = 0.0
+    tilt_sd = rng.uniform(0.0, 1.0, k)
+    rho = tilt_class_correlation(sums, errors, bins, 0.01, tilt_sd, sd)
+    assert rho.shape == (k,)
+    assert np.all(np.abs(rho) <= 0.9)
+    assert not tilt_class_correlation(sums, errors, bins, 0.01, tilt_sd, 0.0).any()
 
 
 @settings(max_examples=60, deadline=None)

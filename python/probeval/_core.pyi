@@ -268,6 +268,7 @@ def labelfree_estimate_multiclass(
     drift_args: tuple[Any, ...] | None = None,
     error_tilt: npt.NDArray[np.float64] | None = None,
     class_shift: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
+    tilt_correlation: list[float] | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def audited_metric_draws(
     counts: tuple[float, float, float, float],

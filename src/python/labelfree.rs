@@ -423,9 +423,10 @@ pub(super) fn labelfree_estimate<'py>(
 /// `error_tilt` (chunks, 2, K): per chunk the means and sds of the common tilt of the error
 /// shares (None: no tilt). `class_shift` (with a drift): per chunk and bin the mean, and per
 /// chunk and class the sd, of the shift shared by the bins of each predicted class (None:
-/// none).
+/// none). `tilt_correlation` (K,): per class, the correlation of its tilt with its class
+/// shift (None: independent).
 #[pyfunction]
-#[pyo3(signature = (calibration_args, stats, predicted, error_alpha, known_errors, metrics, target, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, error_tilt = None, class_shift = None))]
+#[pyo3(signature = (calibration_args, stats, predicted, error_alpha, known_errors, metrics, target, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, error_tilt = None, class_shift = None, tilt_correlation = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn labelfree_estimate_multiclass<'py>(
     py: Python<'py>,
@@ -443,6 +444,7 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
     drift_args: Option<DriftArgs<'py>>,
     error_tilt: Option<PyReadonlyArray3<'py, f64>>,
     class_shift: Option<(PyReadonlyArray2<'py, f64>, PyReadonlyArray2<'py, f64>)>,
+    tilt_correlation: Option<Vec<f64>>,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let (target, mode) = target_and_mode(&target, "reference")?;
@@ -531,6 +533,7 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
             &errors,
             &known,
             &tilts,
+            tilt_correlation.as_deref().unwrap_or(&[]),
             &parsed,
             settings,
             drift.as_ref(),

@@ -120,6 +120,7 @@ from probeval.labelfree.multiclass import (
     period_errors,
     pseudo_scores,
     score_tilts,
+    tilt_class_correlation,
 )
 from probeval.labels.confusion import ConfusionMatrix
 from probeval.labels.scores import ScoreSummary, multiclass_score_posteriors
@@ -982,6 +983,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 drift,
                 error_tilt,
                 None if drift is None else self._class_shift(chunks, stats, drift_model),
+                None if drift is None else self._tilt_correlation(chunks),
             )
         # Each class's one-vs-rest draws (classes, chunks, draws) of every ranking metric asked
         # for, with ROC AUC's always (their order carries the classes' correlation), and of
@@ -1220,17 +1222,61 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         errors = state["period_errors"]
         if self.method == "pooled" or errors is None:
             return bins.error_alpha, None
+        spread, sd = self._error_movement(chunks)
+        sd = np.sqrt(sd**2 + self._unseen(labelled) ** 2 / 2.0)
+        tilts = chunk_error_tilts(sd, table, bins.error_alpha, spread, shown)
+        return drifting_error_alpha(bins.error_alpha, spread), tilts
+
+    def _error_movement(self, chunks: list[Chunk]) -> tuple[float, np.ndarray]:
+        """How the error shares move between stretches of the reference the size of these
+        chunks (:func:`error_movement`, cached): each bin's spread and each class's tilt sd."""
+        state = self._state()
         windows = self._drift_windows(chunks)
         cache: dict[int | None, tuple[float, np.ndarray]] = state.setdefault(
             "error_spread_cache", {}
         )
         if windows not in cache:
+            errors = state["period_errors"]
             merged = errors if windows is None else merge_periods(errors, windows)
-            cache[windows] = error_movement(merged, bins.error_alpha)
-        spread, sd = cache[windows]
-        sd = np.sqrt(sd**2 + self._unseen(labelled) ** 2 / 2.0)
-        tilts = chunk_error_tilts(sd, table, bins.error_alpha, spread, shown)
-        return drifting_error_alpha(bins.error_alpha, spread), tilts
+            cache[windows] = error_movement(merged, state["bins"].error_alpha)
+        return cache[windows]
+
+    def _class_shift_sd(self, chunks: list[Chunk]) -> float:
+        """The sd of each predicted class's shift between stretches of the reference the size
+        of these chunks (:func:`class_shift_sd`, cached)."""
+        state = self._state()
+        windows = self._drift_windows(chunks)
+        cache: dict[int | None, float] = state.setdefault("class_shift_cache", {})
+        if windows not in cache:
+            sums = state["period_sums"]
+            merged = sums if windows is None else merge_periods(sums, windows)
+            cache[windows] = class_shift_sd(
+                merged, state["bins"].predicted, state["bins"].n_classes
+            )
+        return cache[windows]
+
+    def _tilt_correlation(self, chunks: list[Chunk]) -> list[float] | None:
+        """Per class, the correlation of its error-share tilt with its class shift over the
+        reference's stretches the size of these chunks (:func:`tilt_class_correlation`,
+        cached); None for method "pooled" or a fit saved without its periods."""
+        state = self._state()
+        errors = state["period_errors"]
+        if self.method == "pooled" or errors is None:
+            return None
+        windows = self._drift_windows(chunks)
+        cache: dict[int | None, list[float]] = state.setdefault("tilt_correlation_cache", {})
+        if windows not in cache:
+            sums = state["period_sums"]
+            spread, sd = self._error_movement(chunks)
+            cache[windows] = tilt_class_correlation(
+                sums if windows is None else merge_periods(sums, windows),
+                errors if windows is None else merge_periods(errors, windows),
+                state["bins"],
+                spread,
+                sd,
+                self._class_shift_sd(chunks),
+            ).tolist()
+        return cache[windows]
 
     def _class_shift(
         self, chunks: list[Chunk], stats: tuple[np.ndarray, ...], drift: Drift
@@ -1241,15 +1287,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         (:func:`chunk_class_shifts`). The common drift moves every class's bins together; on
         the flights, whether a prediction of "early" is right moved by 0.40 logit (sd) between
         the reference's stretches beyond that, "late" by 0.58."""
-        state = self._state()
-        bins: MulticlassBins = state["bins"]
-        windows = self._drift_windows(chunks)
-        cache: dict[int | None, float] = state.setdefault("class_shift_cache", {})
-        if windows not in cache:
-            sums = state["period_sums"]
-            merged = sums if windows is None else merge_periods(sums, windows)
-            cache[windows] = class_shift_sd(merged, bins.predicted, bins.n_classes)
-        return chunk_class_shifts(cache[windows], stats, bins, drift.bin_sd)
+        bins: MulticlassBins = self._state()["bins"]
+        return chunk_class_shifts(self._class_shift_sd(chunks), stats, bins, drift.bin_sd)
 
     def _unseen(self, labelled: bool) -> float:
         """The unseen drift's sd: ``unseen_drift`` until production rows have labels. Then

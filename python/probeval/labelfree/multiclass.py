@@ -21,7 +21,10 @@ prediction is right, and — when it is not — which class the row really belon
   around each period's tilted shares, each bin's own spread (a Dirichlet-multinomial,
   :func:`error_movement`); a chunk draws its tilt per draw, updated by its known wrong labels
   (:func:`chunk_error_tilts`), and each bin's shares around the tilted mean
-  (:func:`drifting_error_alpha`).
+  (:func:`drifting_error_alpha`). Class j's tilt is drawn together with the shift of the
+  correct rate of the predictions of j (:func:`chunk_class_shifts`), at the correlation the
+  reference's periods show (:func:`tilt_class_correlation`): more rows of j make both more
+  predictions of j right and more mistakes j, and j's recall moves less than either.
 
 Each draw then gives a K x K expected confusion matrix (population target) or the drawn matrix
 of these very rows (realized target), and every whole-matrix and per-class metric follows.
@@ -53,6 +56,7 @@ from probeval._util.validation import describe
 from probeval.labelfree.drift import STILL_PRIOR, tau_estimate, tau_posterior
 
 __all__ = [
+    "MAX_TILT_CORRELATION",
     "MIN_BIN_ROWS",
     "MulticlassBins",
     "auc_correlation",
@@ -64,6 +68,7 @@ __all__ = [
     "drifting_error_alpha",
     "chunk_class_shifts",
     "chunk_error_tilts",
+    "class_shift_residuals",
     "class_shift_sd",
     "error_movement",
     "error_share_spread",
@@ -72,6 +77,7 @@ __all__ = [
     "known_errors",
     "period_errors",
     "pseudo_scores",
+    "tilt_class_correlation",
 ]
 
 #: Fewest reference rows per confidence bin: a predicted class with fewer than
@@ -87,6 +93,9 @@ _FLOOR = 1e-9
 #: mean of 400 evenly spaced ones within 1% on the flights and card tiers, at a sixth of the
 #: cost (K = 10, 100 bins, 60 windows: 0.8 s with 400).
 _SHARE_GRID = np.geomspace(1e-4, 0.5, 64)
+#: Largest correlation :func:`tilt_class_correlation` gives a class's two moves.
+MAX_TILT_CORRELATION = 0.9
+
 #: Newton steps for a common tilt of the error shares (:func:`_tilt_mode`); each moves g by at
 #: most 1, and 40 reach |g| = 30 from 0.
 _TILT_STEPS = 40
@@ -506,26 +515,91 @@ def class_shift_sd(sums: np.ndarray, predicted: np.ndarray, k: int) -> float:
     tell 0.1 logit from none, as for the bins' own sd), its restricted-likelihood estimate from
     all these residuals (:func:`~probeval.labelfree.drift.tau_estimate`) times √(1 + 1/B).
     Fewer than three periods, or one class predicted: 0."""
+    residual, weight, _ = class_shift_residuals(sums, predicted, k)
+    if residual.shape[0] < 3:
+        return 0.0
+    seen = weight > 0
+    # The restricted-likelihood estimate, not the posterior mean of τ²: on calibrated K = 3
+    # simulations (five windows) the posterior mean gave 0.005-0.01 logit, and two of 400
+    # population macro-F1 HDIs, their edges within 0.0004 of the truth, then reached it (0.978
+    # -> 0.983); the estimate is 0 there and 0.33 on the flights (posterior mean 0.35).
+    best = tau_estimate(residual[seen], 1.0 / weight[seen])
+    return best * math.sqrt(1.0 + 1.0 / residual.shape[0])
+
+
+def class_shift_residuals(
+    sums: np.ndarray, predicted: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per period with predictions and predicted class, one Newton step of the logit shift of
+    the class's correct rates against the reference's, less the period's shift over all
+    classes (their information-weighted mean), and its information: (periods, K) each, 0
+    where the period predicted no row of the class; and which periods these are (a mask of
+    all of them). No periods when fewer than two classes are predicted. ``sums``,
+    ``predicted``: as :func:`class_shift_sd` takes them."""
     pn, px = sums[..., 0], sums[..., 1]
     n, x = pn.sum(axis=0), px.sum(axis=0)
     rate = (x + 0.5) / (n + 1.0)
     member = np.eye(k)[predicted]
     weight = (pn * rate * (1.0 - rate)) @ member
     periods = weight.sum(axis=1) > 0
-    if int(periods.sum()) < 3 or int((n @ member > 0).sum()) < 2:
-        return 0.0
+    if int((n @ member > 0).sum()) < 2:
+        periods[:] = False
     weight = weight[periods]
     residual = (px[periods] - pn[periods] * rate) @ member
     with np.errstate(invalid="ignore", divide="ignore"):
         shift = np.where(weight > 0, residual / weight, 0.0)
-    common = (weight * shift).sum(axis=1, keepdims=True) / weight.sum(axis=1, keepdims=True)
-    seen = weight > 0
-    # The restricted-likelihood estimate, not the posterior mean of τ²: on calibrated K = 3
-    # simulations (five windows) the posterior mean gave 0.005-0.01 logit, and two of 400
-    # population macro-F1 HDIs, their edges within 0.0004 of the truth, then reached it (0.978
-    # -> 0.983); the estimate is 0 there and 0.33 on the flights (posterior mean 0.35).
-    best = tau_estimate((shift - common)[seen], 1.0 / weight[seen])
-    return best * math.sqrt(1.0 + 1.0 / int(periods.sum()))
+    common = (weight * shift).sum(axis=1, keepdims=True) / np.maximum(
+        weight.sum(axis=1, keepdims=True), 1e-300
+    )
+    out: np.ndarray = np.where(weight > 0, shift - common, 0.0)
+    return out, weight, periods
+
+
+def tilt_class_correlation(
+    sums: np.ndarray,
+    errors: np.ndarray,
+    bins: MulticlassBins,
+    spread: float,
+    tilt_sd: np.ndarray,
+    class_sd: float,
+) -> np.ndarray:
+    """Per class j, the correlation of the two ways a period's labels move towards j: the shift
+    of the correct rate of the predictions of j (:func:`class_shift_sd`, beyond the shift
+    common to all classes) and the tilt of every bin's error shares towards j
+    (:func:`error_movement`). More rows of class j (a stretch with more late flights) make
+    both more predictions of j right and more of the other predictions' mistakes j; drawn
+    apart, the two make a class's recall (right predictions of j over all rows of j) swing
+    far more than it does, and its mean — a ratio — sits high (Jensen). Measured on the
+    reference's periods (``sums``: the confidence calibration's period sums; ``errors``: the
+    wrong predictions per period, bin and true class; same periods): each period's two
+    estimates' cross-covariance, which their noise does not inflate (they come from different
+    rows: right predictions of j, wrong predictions of the other classes), over the model's
+    sds (``class_sd``, ``tilt_sd``), within ±:data:`MAX_TILT_CORRELATION`. 0 for a class
+    with fewer than three periods showing both, or whose either sd is 0."""
+    k = bins.n_classes
+    out = np.zeros(k)
+    if class_sd <= 0:
+        return out
+    shift, weight, periods = class_shift_residuals(sums, bins.predicted, k)
+    tilts = np.full(shift.shape, np.nan)
+    for row, part in enumerate(errors[periods]):
+        if part.sum() <= 0:
+            continue
+        gamma, noise = _tilt_mode(part, bins.error_alpha, None, spread)
+        shown = np.isfinite(noise) & (noise > 0)
+        if shown.any():
+            # Free in their common level: each period's tilts around their mean.
+            tilts[row] = np.where(shown, gamma - gamma[shown].mean(), np.nan)
+    for j in range(k):
+        both = (weight[:, j] > 0) & np.isfinite(tilts[:, j])
+        if both.sum() < 3 or tilt_sd[j] <= 0:
+            continue
+        a, b = shift[both, j], tilts[both, j]
+        covariance = float(((a - a.mean()) * (b - b.mean())).sum()) / (both.sum() - 1.0)
+        out[j] = np.clip(
+            covariance / (class_sd * tilt_sd[j]), -MAX_TILT_CORRELATION, MAX_TILT_CORRELATION
+        )
+    return out
 
 
 #: Gauss-Hermite nodes and weights (probabilists') for the mean of a rate over a normal shift.
