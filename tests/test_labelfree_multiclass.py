@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import rankdata
 from sklearn.metrics import f1_score
@@ -1080,6 +1080,8 @@ def test_error_share_spread_property(periods: int, bins: int, k: int, seed: int)
     sd=st.floats(0.0, 2.0),
     seed=st.integers(0, 2**32 - 1),
 )
+# A class shift sd of one denormal: the correlation once divided by it and overflowed.
+@example(n=20, k=3, chunks=3, sd=5e-324, seed=0)
 def test_class_shift_property(n: int, k: int, chunks: int, sd: float, seed: int) -> None:
     """Any reference and labelled counts (none, a few, a bin all right or all wrong, some
     chunks without) give a finite class shift: offsets finite, sds ``sd`` when no chunk has

@@ -592,13 +592,13 @@ def tilt_class_correlation(
             tilts[row] = np.where(shown, gamma - gamma[shown].mean(), np.nan)
     for j in range(k):
         both = (weight[:, j] > 0) & np.isfinite(tilts[:, j])
-        if both.sum() < 3 or tilt_sd[j] <= 0:
+        scale = class_sd * float(tilt_sd[j])
+        # Moves of a billionth of a logit have nothing to correlate (and would overflow it).
+        if both.sum() < 3 or not scale > 1e-12:
             continue
         a, b = shift[both, j], tilts[both, j]
         covariance = float(((a - a.mean()) * (b - b.mean())).sum()) / (both.sum() - 1.0)
-        out[j] = np.clip(
-            covariance / (class_sd * tilt_sd[j]), -MAX_TILT_CORRELATION, MAX_TILT_CORRELATION
-        )
+        out[j] = min(max(covariance / scale, -MAX_TILT_CORRELATION), MAX_TILT_CORRELATION)
     return out
 
 
