@@ -490,6 +490,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "spread": spread,
             "reference_confusion": confusion,
             "reference_scores": summary.binned(_REFERENCE_AUC_BINS),
+            "reference_observed": _ranking_observed(summary),
             "period_sums": sums,
             "periods_declared": declared,
         }
@@ -1534,12 +1535,12 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 )
             )
         summary: ScoreSummary = state["reference_scores"]
-        if "roc_auc" in names:
-            result["roc_auc"] = summary.posterior("roc_auc", n_samples=n, rng=derive(seed, 1))
-        if "average_precision" in names:
-            result["average_precision"] = summary.posterior(
-                "average_precision", n_samples=n, rng=derive(seed, 2)
-            )
+        for offset, name in enumerate(RANKING_METRICS, start=1):
+            if name in names:
+                post = summary.posterior(name, n_samples=n, rng=derive(seed, offset))
+                # The draws come from the binned summary; the measured value is the exact one.
+                post.observed = state["reference_observed"][name]
+                result[name] = post
         return result
 
     def _compute_reference_multiclass(
@@ -1569,6 +1570,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if score_specs:
             ranked = _one_vs_rest_metrics(score_specs)
             parts = [one._reference_posteriors(ranked, n, beta, zd) for one in state["ovr"]]
+            observed = {
+                name: np.array([[part[name].observed] for part in parts]) for name in ranked
+            }
             per_class = couple(
                 {name: np.stack([part[name].samples for part in parts]) for name in ranked},
                 state["auc_correlation"],
@@ -1578,8 +1582,14 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 samples = combine_one_vs_rest(
                     per_class[spec.base], per_class["prevalence"], spec.average, spec.class_index
                 )
+                value = combine_one_vs_rest(
+                    observed[spec.base], observed["prevalence"], spec.average, spec.class_index
+                )
                 result[spec.name] = Posterior(
-                    spec.name, samples=np.ascontiguousarray(samples), bounds=spec.bounds
+                    spec.name,
+                    samples=np.ascontiguousarray(samples),
+                    observed=float(value[0]),
+                    bounds=spec.bounds,
                 )
         return {spec.name: result[spec.name] for spec in specs}
 
@@ -1651,6 +1661,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             "spread": state["spread"].tolist(),
             "reference_confusion": confusion.counts.tolist(),
             "reference_scores": state["reference_scores"].to_dict(),
+            "reference_observed": dict(state["reference_observed"]),
             "period_sums": state["period_sums"].tolist(),
             "periods_declared": bool(state["periods_declared"]),
         }
@@ -1686,6 +1697,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 whole=False,
             )
             summary = ScoreSummary.from_dict(data["reference_scores"])
+            saved = data.get("reference_observed")
+            # Saved before the exact values were kept: the binned summary's, as reported then.
+            observed = (
+                _ranking_observed(summary)
+                if saved is None
+                else {name: float(saved[name]) for name in RANKING_METRICS}
+            )
             labels = data["labels"]
             sums = np.asarray(data["period_sums"], dtype=np.float64)
             declared = data["periods_declared"]
@@ -1711,6 +1729,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             **arrays,
             "reference_confusion": ConfusionMatrix(counts, labels=[0, 1]),
             "reference_scores": summary,
+            "reference_observed": observed,
             "period_sums": sums,
             "periods_declared": declared,
         }
@@ -1962,6 +1981,13 @@ def _class_confusion(
     k = len(labels)
     cells = np.bincount(codes * k + predicted, minlength=k * k).astype(np.float64)
     return ConfusionMatrix._from_matrix(cells.reshape(k, k), labels, weighted=False)
+
+
+def _ranking_observed(summary: ScoreSummary) -> dict[str, float]:
+    """The reference's measured ROC AUC and average precision, from its whole score summary:
+    the one kept for the reference's posteriors is binned (:data:`_REFERENCE_AUC_BINS`), which
+    moves average precision by up to 1e-3 on a few thousand rows."""
+    return {name: summary.observed(name) for name in RANKING_METRICS}
 
 
 def _one_vs_rest_metrics(score_specs: list[MetricSpec]) -> list[str]:
