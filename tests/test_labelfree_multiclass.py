@@ -1435,50 +1435,31 @@ def test_coverage_over_400_replications(
 ) -> None:
     """400 replications (binomial sd of a 95% coverage: 1.1%). On calibrated streams the pooled
     method and the hierarchical one without unseen drift cover 92-98%; the default covers
-    >= 92% of streams whose classes' log-odds moved by the unseen drift it allows for (drawn
-    from its prior). With each bin's rate prior centred on its mean score (population /
-    realized; accuracy, macro F1, macro AUC): K = 3 unseen 0 .975/.968/.943 and
-    .958/.963/.953, moved .955/.990/.948 and .965/.985/.963, not moving .993/.990/.950 and
-    .970/.975/.963; K = 10 unseen 0 .970/.965/.945 and .958/.950/.958, moved .950/.950/.935
-    and .948/.953/.943, not moving .985/.983/.950 and .973/.965/.958; macro AP K = 10 moved
-    .978 / .945. Before it, at the reference's overall rate:
-    K = 3 pooled .935/.932/.932 and .950/.958/.955, unseen 0 .975/.965/.953 and
-    .960/.968/.960, default on moved streams .955/.988/.955 and .963/.983/.963 (before the
-    confidence calibration's tilt turned around its bins' information-weighted centre:
-    unseen 0 .975/.980 and .963/.970, moved .968/.990 and .973/.990 for accuracy / macro F1;
-    macro F1 .978/.965 and .993/.985 before the score-centred error tilt); K = 10
-    pooled .932/.950/.953 and .953/.950/.950, unseen 0 .963/.955/.948 and .963/.950/.955,
-    default on moved streams .950/.945/.925 and .953/.953/.938 (macro F1 .968/.958 and
-    .960/.953 before the score-centred tilt; before the error shares'
-    common tilt and the class shift: macro F1 unseen 0 .980/.968 and .965/.958, moved
-    .980/.985 and .948/.953) (``drift_per_shift`` at its
-    default throughout: with the bins' part of it, only the realized AUCs moved, by
-    0.002-0.003, from the chunks that clear its cut by chance). The K = 3 default
-    keeps the over-coverage of a drift learned from five windows (unseen 0 on the same moved
-    streams, before the classes learned together whether they move:
-    .973/.970/.968 and .963/.978/.968); on streams that do not move at all it covers
-    .993/.993/.950 and .973/.973/.958 (K = 3), .988/.970/.950 and .960/.963/.955 (K = 10;
-    .990/1.000, .980/.978, .985/.980 and .963/.963 before the information-weighted centre).
-    The macro AUCs covered .958/.970 (K = 3, unseen 0), .978/.968 (K = 10, unseen 0) and
-    .973/.953 (K = 10, moved) while each class learned alone whether its calibration moves
-    between the reference's windows: a stable stream's classes each left a tilt sd of a few
-    hundredths possible, the intervals were a quarter too wide (sd of (mean - truth) /
-    posterior sd 0.78), and the K = 10 unseen-0 row sat at the upper bound. The moved K = 10
-    row at .925 is the one-vs-rest estimator's bias (the macro AUC's mean 0.30 posterior sds
-    low, the pooled method's 0.38; docs/labelfree.md), no longer hidden by a width.
-    The rare classes' one-vs-rest AUC at K = 10 covered 55% while the bin-rate prior was
-    Beta(1, 1), which put half a positive into every bin; the hierarchical macro AUC covered
-    99.8% while each class learned the sd of its bins' own deviations from its few positives
-    alone (now from all classes together).
+    92-98% of streams whose classes' log-odds moved by the unseen drift it allows for (drawn
+    from its prior). Measured (population / realized; accuracy, macro F1, macro AUC):
 
-    Macro average precision (population / realized): K = 3 pooled .960 / .943, unseen 0
-    .960 / .955, moved .985 / .980, not moving .993 / .973; K = 10 pooled .945 / .943 (.935
-    realized before the own-label term: the realized AP of a class with ~130 positives sat
-    low), unseen 0 .927 / .953, moved .940 / .938, not moving .960 / .968 (HDI ends from
-    1,000 draws carry Monte Carlo error: a build whose draws differ in their last digits moves
-    these by up to .008). It moves with the top bins' rates far more than ROC AUC does, so the
-    drift that five windows could not rule out widened it most (unseen 0: .975 / .975 and
-    .985 / .980 before the classes learned together whether they move)."""
+    ============================  =================  =================
+    K = 3                         population         realized
+    ============================  =================  =================
+    pooled                        .927 / .948 / .938 .948 / .950 / .950
+    hierarchical, unseen 0        .975 / .968 / .943 .958 / .963 / .953
+    default, moved streams        .955 / .990 / .948 .965 / .985 / .963
+    default, streams not moving   .993 / .990 / .950 .970 / .975 / .963
+    ============================  =================  =================
+
+    K = 10: pooled .943 / .945 / .950 and .945 / .950 / .955; unseen 0 .970 / .965 / .945 and
+    .958 / .950 / .958; moved .950 / .950 / .935 and .948 / .953 / .943; not moving
+    .985 / .983 / .950 and .973 / .965 / .958. Macro average precision: K = 3 pooled .960 /
+    .945, unseen 0 .970 / .958; K = 10 pooled .968 / .963, unseen 0 .938 / .965, moved .978 /
+    .945 (HDI ends from 1,000 draws carry Monte Carlo error: a build whose draws differ in their
+    last digits moves these by up to .008).
+
+    Streams that do not move at all are not asserted on: the unseen drift is a prior of a
+    movement such a stream never makes, and with it the population value is covered .99 of the
+    time (the realized one, which adds the chunk's own label noise, .97). The moved K = 10
+    macro AUC at .935 is the one-vs-rest estimator's bias (mean 0.30 posterior sds low, the
+    pooled method's 0.38). How each model change moved these rows: docs/labelfree.md
+    ("Multiclass models")."""
     result = _coverage(k, method, 400, unseen_drift=unseen_drift, drifted=drifted)
     for target, values in result.items():
         print(
