@@ -1964,16 +1964,22 @@ impl Sink for BinarySink<'_> {
 pub struct ErrorModel {
     pub n_classes: usize,
     pub predicted: Vec<usize>,
-    /// Bins × classes, row-major.
+    /// Bins × classes, row-major: one set for every chunk; or chunks × bins × classes, each
+    /// chunk's own (the reference's moved to where the chunk's rows put their other scores).
     pub alpha: Vec<f64>,
 }
 
 impl ErrorModel {
-    fn check(&self, n_bins: usize) -> Result<()> {
+    fn check(&self, n_bins: usize, n_chunks: usize) -> Result<()> {
         let k = self.n_classes;
-        if k < 2 || self.predicted.len() != n_bins || self.alpha.len() != n_bins * k {
+        let per_chunk = n_bins * k;
+        if k < 2
+            || self.predicted.len() != n_bins
+            || !(self.alpha.len() == per_chunk || self.alpha.len() == n_chunks * per_chunk)
+        {
             return Err(Error::invalid(
-                "the error model needs a predicted class and K error parameters per bin",
+                "the error model needs a predicted class per bin and K error parameters per bin \
+                 (or per chunk and bin)",
             ));
         }
         for (i, &c) in self.predicted.iter().enumerate() {
@@ -1982,7 +1988,9 @@ impl ErrorModel {
                     "bin {i} predicts class {c}, but there are {k} classes"
                 )));
             }
-            let row = &self.alpha[i * k..(i + 1) * k];
+        }
+        for (cell, row) in self.alpha.chunks(k).enumerate() {
+            let (i, c) = (cell % n_bins, self.predicted[cell % n_bins]);
             let usable = row.iter().enumerate().filter(|&(j, _)| j != c);
             if row.iter().any(|a| !(a.is_finite() && *a >= 0.0))
                 || usable.clone().all(|(_, a)| *a == 0.0)
@@ -1993,6 +2001,16 @@ impl ErrorModel {
             }
         }
         Ok(())
+    }
+
+    /// The error parameters (bins × classes) of one chunk.
+    fn alpha_of(&self, chunk: usize) -> &[f64] {
+        let size = self.predicted.len() * self.n_classes;
+        if self.alpha.len() == size {
+            &self.alpha
+        } else {
+            &self.alpha[chunk * size..(chunk + 1) * size]
+        }
     }
 }
 
@@ -2095,7 +2113,7 @@ impl Sink for MulticlassSink<'_> {
             } else {
                 // Dirichlet(A m̃ + known): the bin's reference shares m tilted by e^γ, at the
                 // same total weight A, plus the chunk's known wrong labels.
-                let alpha = &self.errors.alpha[i * k..(i + 1) * k];
+                let alpha = &self.errors.alpha_of(chunk)[i * k..(i + 1) * k];
                 let known = &errors.known[i * k..(i + 1) * k];
                 let (mut weight, mut tilted) = (0.0, 0.0);
                 for (j, (a, w)) in alpha.iter().zip(&scratch.tilt).enumerate() {
@@ -2120,11 +2138,10 @@ impl Sink for MulticlassSink<'_> {
             if total <= 0.0 {
                 // Every share underflowed (tiny parameters): the wrong mass goes to the
                 // class with the largest parameter, which the draws would favour.
+                let alpha = &self.errors.alpha_of(chunk)[i * k..(i + 1) * k];
                 let top = (0..k)
                     .filter(|&j| j != c)
-                    .max_by(|&a, &b| {
-                        self.errors.alpha[i * k + a].total_cmp(&self.errors.alpha[i * k + b])
-                    })
+                    .max_by(|&a, &b| alpha[a].total_cmp(&alpha[b]))
                     .unwrap_or(c);
                 scratch.share.fill(0.0);
                 scratch.share[top] = 1.0;
@@ -2184,7 +2201,8 @@ impl Sink for MulticlassSink<'_> {
 /// each bin's sum is its `labelled_neg`). `tilts[c]`, when given (else empty), holds chunk c's
 /// common tilt of the error shares: K means, then K sds, of a normal γ per class; each draw
 /// then draws γ and every bin's shares from Dirichlet(A m ∘ e^γ / Σ m e^γ + known), m and A the
-/// bin's reference shares and weight. Every class counts in macro averages.
+/// bin's shares and weight in `errors` (the chunk's own when it holds one set per chunk). Every
+/// class counts in macro averages.
 #[allow(clippy::too_many_arguments)]
 pub fn estimate_multiclass(
     cal: &Calibration,
@@ -2200,7 +2218,7 @@ pub fn estimate_multiclass(
     seed: u64,
 ) -> Result<Vec<f64>> {
     let (b, k) = (cal.n_bins(), errors.n_classes);
-    errors.check(b)?;
+    errors.check(b, chunks.len())?;
     if known_errors.len() != chunks.len() {
         return Err(Error::invalid("known errors need one table per chunk"));
     }
@@ -2242,7 +2260,7 @@ pub fn estimate_multiclass(
         }
         let shapes = (0..b * k)
             .map(|cell| {
-                let shape = errors.alpha[cell] + known[cell];
+                let shape = errors.alpha_of(index)[cell] + known[cell];
                 if cell % k == errors.predicted[cell / k] || shape <= 0.0 {
                     Ok(None)
                 } else {
@@ -3803,6 +3821,61 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn each_chunk_can_have_its_own_error_parameters() {
+        let (cal, errors) = three_class_model();
+        let chunks = [
+            unlabelled_chunk([700.0, 400.0, 400.0]),
+            unlabelled_chunk([500.0, 500.0, 500.0]),
+        ];
+        let metrics = [MulticlassMetric::PerClass(
+            crate::metrics::ClassMetric::Recall,
+            Average::Class(2),
+        )];
+        let tilts = vec![vec![0.0, 0.0, 0.0, 0.1, 0.1, 0.1]; 2];
+        let run = |errors: &ErrorModel, tilts: &[Vec<f64>], threads: usize| {
+            pool(threads).install(|| {
+                estimate_multiclass(
+                    &cal,
+                    &chunks,
+                    errors,
+                    &[vec![0.0; 9], vec![0.0; 9]],
+                    tilts,
+                    &[],
+                    &metrics,
+                    population_settings(),
+                    None,
+                    2000,
+                    3,
+                )
+            })
+        };
+        // The shared parameters repeated per chunk: the same draws, with a tilt or without.
+        let repeated = ErrorModel {
+            alpha: errors.alpha.repeat(2),
+            ..errors.clone()
+        };
+        for t in [&tilts[..], &[]] {
+            assert_eq!(run(&errors, t, 1).unwrap(), run(&repeated, t, 1).unwrap());
+        }
+        // The second chunk's errors in the bins predicting 0 and 1 all class 2: its class-2
+        // recall falls, the first chunk's stays as it was, whatever the thread count.
+        let mut own = repeated.clone();
+        own.alpha[9..18].copy_from_slice(&[0.0, 0.01, 20.0, 0.01, 0.0, 40.0, 4.5, 5.5, 0.0]);
+        let shared = run(&errors, &tilts, 1).unwrap();
+        let moved = run(&own, &tilts, 1).unwrap();
+        assert_eq!(moved, run(&own, &tilts, 2).unwrap());
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        assert_eq!(moved[..2000], shared[..2000]);
+        assert!(mean(&moved[2000..]) < mean(&shared[2000..]) - 0.1);
+        // Neither one set nor one per chunk: refused.
+        let bad = ErrorModel {
+            alpha: errors.alpha.repeat(3),
+            ..errors.clone()
+        };
+        assert!(run(&bad, &tilts, 1).is_err());
     }
 
     #[test]

@@ -33,12 +33,12 @@ from probeval.labelfree.multiclass import (
     chunk_error_tilts,
     class_shift_sd,
     drifting_error_alpha,
+    error_alpha_from_scores,
     error_movement,
     error_share_spread,
     fit_bins,
     other_score_shares,
     pseudo_scores,
-    score_tilts,
     tilt_class_correlation,
 )
 from tests._monitoring import (
@@ -316,6 +316,24 @@ def test_tilted_error_shares_match_a_numpy_draw_of_the_same_model() -> None:
     # rises, each by many Monte Carlo errors.
     assert draws[0].mean() < plain[0].mean() - 20 * draws[0].std() / np.sqrt(n)
     assert draws[1].mean() > plain[1].mean() + 20 * draws[1].std() / np.sqrt(n)
+    # The same parameters given per chunk: the same draws. Of the wrong shape: named.
+    own = (calibration, stats, bins.predicted.tolist(), bins.error_alpha[None].copy())
+    np.testing.assert_array_equal(
+        _core.labelfree_estimate_multiclass(
+            *own, known, specs, "population", n, 3, 1.0, 0.0, None, tilt
+        )[0],
+        draws,
+    )
+    for bad_alpha in (
+        np.repeat(bins.error_alpha[None], 2, axis=0),
+        bins.error_alpha[None, :-1],
+        bins.error_alpha[None, None],
+        bins.error_alpha[0],
+    ):
+        with pytest.raises(ValueError, match="error_alpha"):
+            _core.labelfree_estimate_multiclass(
+                *args[:3], np.ascontiguousarray(bad_alpha), known, specs, "population", 10, 3
+            )
     with pytest.raises(ValueError, match="error_tilt must have shape"):
         _core.labelfree_estimate_multiclass(
             *args, known, specs, "population", 10, 3, 1.0, 0.0, None, tilt[:, :1]
@@ -967,12 +985,14 @@ def test_other_score_shares_are_each_bins_mean_of_the_rows_other_shares(
     np.testing.assert_array_equal(rows, want_rows)
 
 
-def test_score_tilts_follow_where_the_other_scores_moved() -> None:
-    """A chunk drawn like the reference shows no tilt (within its noise); one whose rows put
-    more of their other scores on class 0 tilts the error shares towards class 0; and when the
+def test_error_shares_follow_where_the_other_scores_moved() -> None:
+    """A chunk drawn like the reference keeps each bin's error parameters (within the noise of
+    its rows' mean shares, at most 0.5 / sqrt(rows) a sd, at the same total weight); one whose
+    rows put more of their other scores on class 0 moves every bin's errors towards class 0,
+    by the ratio of the rows' mean shares; and when the
     errors follow the scores, the estimates of the recall of class 0 (more of the wrong
     predictions are its rows) and of class 2 (fewer) move towards their expected values
-    (against the same estimator without the score tilt; precision does not depend on it)."""
+    (against the same estimator without the score shares; precision does not depend on it)."""
     rng = np.random.default_rng(8)
     y_ref, s_ref = _simulate(rng, 20_000, 3)
     bins, _, _ = fit_bins(s_ref, y_ref, 10)
@@ -981,16 +1001,29 @@ def test_score_tilts_follow_where_the_other_scores_moved() -> None:
     logits = np.log(same)
     logits[:, 0] += 0.8  # class 0 a likelier second choice (and first, now and then)
     moved = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
-    tilts = []
+    m = bins.error_alpha / bins.error_alpha.sum(axis=1, keepdims=True)
+    offsets, counts = [], []
     for scores in (same, moved):
         predicted, u = pseudo_scores(scores)
         shares, rows = other_score_shares(bins, u, predicted, scores)
-        tilts.append(score_tilts(bins.score_shares, shares, rows, bins.error_alpha)[0])
-    assert np.abs(tilts[0]).max() < 0.05, tilts[0]
-    # Calibrated scores: a wrong prediction is class j with the row's share of j among the
-    # other classes, so the ratio of the mean shares is the tilt the errors take (+0.09 here).
-    assert tilts[1][0] > 0.05, tilts[1]
-    assert np.argmax(tilts[1]) == 0, tilts[1]
+        counts.append(rows[0])
+        alpha = error_alpha_from_scores(bins, shares)[0]
+        np.testing.assert_allclose(alpha.sum(axis=1), bins.error_alpha.sum(axis=1))
+        offsets.append(alpha / alpha.sum(axis=1, keepdims=True) - m)
+        # Calibrated scores: a wrong prediction is class j with the row's share of j among the
+        # other classes, so each bin's shares move by the ratio of the mean shares.
+        seen = (bins.score_shares > 0) & (shares[0] > 0)
+        ratio = np.where(seen, shares[0], 1.0) / np.where(seen, bins.score_shares, 1.0)
+        want = m * ratio / (m * ratio).sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(alpha / alpha.sum(axis=1, keepdims=True), want)
+    assert (np.abs(offsets[0]) * np.sqrt(counts[0])[:, None] < 2.0).all(), offsets[0]
+    others = bins.predicted != 0
+    towards = [
+        np.average(o[others, 0], weights=c[others]) for o, c in zip(offsets, counts, strict=True)
+    ]
+    # Rows-weighted over the bins (sd about 0.007 for the chunk like the reference).
+    assert abs(towards[0]) < 0.02, towards
+    assert towards[1] > 0.04, towards
     # Population target: the expected confusion matrix of these scores is the truth.
     predicted = moved.argmax(axis=1)
     matrix = np.stack([moved[predicted == i].sum(axis=0) for i in range(3)], axis=1)
@@ -998,7 +1031,7 @@ def test_score_tilts_follow_where_the_other_scores_moved() -> None:
     names = list(truth)
     estimator = pe.LabelFreeEstimator(metrics=names).fit(y_ref, s_ref)
     saved = estimator.to_dict()
-    del saved["score_shares"]  # as a fit saved before the shares were kept: no score tilt
+    del saved["score_shares"]  # as a fit saved before the shares were kept: the reference's
     plain = pe.LabelFreeEstimator.from_dict(saved)
     result = estimator.estimate(moved, rng=2, n_samples=4_000)
     before = plain.estimate(moved, rng=2, n_samples=4_000)
@@ -1064,6 +1097,17 @@ def test_error_share_spread_property(periods: int, bins: int, k: int, seed: int)
     tilts = chunk_error_tilts(prior, known, alpha, spread)
     assert np.all(np.isfinite(tilts))
     assert np.all(tilts[:, 1] >= 0)
+    # The same parameters given per chunk: the same tilts; each chunk's own (moved towards a
+    # class): still finite, and the widened Dirichlet keeps each chunk's shares.
+    per_chunk = np.repeat(alpha[None], known.shape[0], axis=0)
+    np.testing.assert_array_equal(chunk_error_tilts(prior, known, per_chunk, spread), tilts)
+    per_chunk[..., 1] *= 1.0 + rng.random((known.shape[0], 1))
+    assert np.all(np.isfinite(chunk_error_tilts(prior, known, per_chunk, spread)))
+    widened = drifting_error_alpha(per_chunk, v)
+    np.testing.assert_allclose(
+        widened / np.maximum(widened.sum(axis=2, keepdims=True), 1e-300),
+        per_chunk / np.maximum(per_chunk.sum(axis=2, keepdims=True), 1e-300),
+    )
     # Chunks without labels get the prior, widened by what the labelled ones show, centred at
     # -v/2; with labels, at most that wide.
     unlabelled = known.sum(axis=(1, 2)) == 0
@@ -1442,17 +1486,20 @@ def test_coverage_over_400_replications(
     K = 3                         population         realized
     ============================  =================  =================
     pooled                        .927 / .948 / .938 .948 / .950 / .950
-    hierarchical, unseen 0        .975 / .968 / .943 .958 / .963 / .953
-    default, moved streams        .955 / .990 / .948 .965 / .985 / .963
-    default, streams not moving   .993 / .990 / .950 .970 / .975 / .963
+    hierarchical, unseen 0        .975 / .968 / .943 .958 / .968 / .953
+    default, moved streams        .955 / .985 / .948 .965 / .988 / .963
+    default, streams not moving   .993 / .990 / .950 .970 / .978 / .963
     ============================  =================  =================
 
-    K = 10: pooled .943 / .945 / .950 and .945 / .950 / .955; unseen 0 .970 / .965 / .945 and
-    .958 / .950 / .958; moved .950 / .950 / .935 and .948 / .953 / .943; not moving
-    .985 / .983 / .950 and .973 / .965 / .958. Macro average precision: K = 3 pooled .960 /
-    .945, unseen 0 .970 / .958; K = 10 pooled .968 / .963, unseen 0 .938 / .965, moved .978 /
-    .945 (HDI ends from 1,000 draws carry Monte Carlo error: a build whose draws differ in their
-    last digits moves these by up to .008).
+    K = 10: pooled .943 / .945 / .950 and .945 / .950 / .955; unseen 0 .970 / .960 / .945 and
+    .958 / .955 / .958; moved .950 / .950 / .935 and .948 / .948 / .943; not moving
+    .985 / .973 / .950 and .973 / .963 / .958 (macro F1 with the error shares following each
+    bin's rows' scores; one tilt per chunk gave .965 and .950, .950 and .953, .983 and .965
+    at K = 10, .963 realized unseen 0, .990 / .985 moved and .975 realized not moving at K = 3).
+    Macro average precision: K = 3 pooled .960 / .945, unseen 0 .970 / .958, moved .985 /
+    .980; K = 10 pooled .968 / .963, unseen 0 .938 / .965, moved .978 / .945 (HDI ends from
+    1,000 draws carry Monte Carlo error: a build whose draws differ in their last digits moves
+    these by up to .008).
 
     Streams that do not move at all are not asserted on: the unseen drift is a prior of a
     movement such a stream never makes, and with it the population value is covered .99 of the

@@ -4,7 +4,10 @@
 use super::convert::{flat, run, shaped};
 use crate::labelfree;
 use crate::metrics;
-use numpy::{PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3};
+use numpy::{
+    PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
+    PyReadonlyArrayDyn,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -418,8 +421,8 @@ pub(super) fn labelfree_estimate<'py>(
 /// Multiclass posterior draws per chunk; shape (chunks, metrics, n). The calibration's bins
 /// each hold one predicted class (`predicted`, per bin) and count correct predictions as
 /// positives; `error_alpha` (bins, K) are the Dirichlet parameters of the true class of each
-/// bin's wrong predictions; `known_errors` (chunks, bins, K) the chunks' known wrong
-/// predictions by true class. `metrics` are (name, average, class index) specifications.
+/// bin's wrong predictions ((chunks, bins, K): each chunk's own); `known_errors` (chunks,
+/// bins, K) the chunks' known wrong predictions by true class. `metrics` are (name, average, class index) specifications.
 /// `error_tilt` (chunks, 2, K): per chunk the means and sds of the common tilt of the error
 /// shares (None: no tilt). `class_shift` (with a drift): per chunk and bin the mean, and per
 /// chunk and class the sd, of the shift shared by the bins of each predicted class (None:
@@ -433,7 +436,7 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
     calibration_args: CalibrationArgs<'py>,
     stats: ChunkInputs<'py>,
     predicted: Vec<usize>,
-    error_alpha: PyReadonlyArray2<'py, f64>,
+    error_alpha: PyReadonlyArrayDyn<'py, f64>,
     known_errors: PyReadonlyArray3<'py, f64>,
     metrics: Vec<(String, String, usize)>,
     target: String,
@@ -448,10 +451,12 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let (target, mode) = target_and_mode(&target, "reference")?;
-    let n_classes = error_alpha.as_array().ncols();
-    if n_classes < 2 {
+    let alpha_shape = error_alpha.as_array().shape().to_vec();
+    let n_classes = alpha_shape.last().copied().unwrap_or(0);
+    if !(alpha_shape.len() == 2 || alpha_shape.len() == 3) || n_classes < 2 {
         return Err(PyValueError::new_err(format!(
-            "error_alpha needs a column per class (at least 2), got {n_classes}"
+            "error_alpha must be (bins, K) or (chunks, bins, K) with a column per class (at \
+             least 2), got shape {alpha_shape:?}"
         )));
     }
     let parsed = metrics
@@ -466,6 +471,13 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
         alpha: flat(&error_alpha).into_owned(),
     };
     let chunks = chunk_inputs(&stats, cal.n_bins())?;
+    if alpha_shape.len() == 3 && alpha_shape != [chunks.len(), cal.n_bins(), n_classes] {
+        return Err(PyValueError::new_err(format!(
+            "a per-chunk error_alpha must have shape ({}, {}, {n_classes}), got {alpha_shape:?}",
+            chunks.len(),
+            cal.n_bins()
+        )));
+    }
     let shape = known_errors.as_array().shape().to_vec();
     if shape[0] != chunks.len() || shape[1] != cal.n_bins() || shape[2] != n_classes {
         return Err(PyValueError::new_err(format!(

@@ -113,13 +113,13 @@ from probeval.labelfree.multiclass import (
     confidence_shift_scale,
     couple,
     drifting_error_alpha,
+    error_alpha_from_scores,
     error_movement,
     fit_bins,
     known_errors,
     other_score_shares,
     period_errors,
     pseudo_scores,
-    score_tilts,
     tilt_class_correlation,
 )
 from probeval.labels.confusion import ConfusionMatrix
@@ -961,14 +961,16 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         drift = self._drift_args(drift_model, calibration, stats)
         draws = np.empty((len(chunks), 0, n))
         if confusion_specs:
-            shown = None
+            from_scores = None
             if bins.score_shares is not None and self.method != "pooled":
                 group = np.repeat(np.arange(len(chunks)), [c.n_rows for c in chunks])
-                shares, rows = other_score_shares(
+                shares, _ = other_score_shares(
                     bins, u[order], predicted[order], matrix, group, len(chunks), rows=order
                 )
-                shown = score_tilts(bins.score_shares, shares, rows, bins.error_alpha)
-            error_alpha, error_tilt = self._error_model(chunks, table, _any_known(known), shown)
+                from_scores = error_alpha_from_scores(bins, shares)
+            error_alpha, error_tilt = self._error_model(
+                chunks, table, _any_known(known), from_scores
+            )
             draws = _core.labelfree_estimate_multiclass(
                 calibration,
                 stats,
@@ -1207,7 +1209,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         chunks: list[Chunk],
         table: np.ndarray,
         labelled: bool,
-        shown: np.ndarray | None = None,
+        from_scores: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """A multiclass fit's error shares for these chunks: each bin's Dirichlet, the
         reference's widened by how much a bin's shares move between stretches of the reference
@@ -1215,9 +1217,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         K), learned likewise and updated by the chunk's known wrong predictions ``table``
         (method "hierarchical"; :func:`error_movement`). The tilt's sd gets the unseen drift's
         part too (:meth:`_unseen`): each class's log-odds moving by N(0, s²/2) at the same
-        scores tilts the error shares by the same amount. ``shown``: the tilt each chunk's
-        scores show (:func:`score_tilts`), the centre of its prior. Method "pooled", or a fit
-        saved without its periods: the reference's Dirichlet, no tilt."""
+        scores tilts the error shares by the same amount. ``from_scores``: each chunk's
+        Dirichlet moved to where its rows' other scores sit (chunks, bins, K;
+        :func:`error_alpha_from_scores`), around which its tilt moves. Method "pooled", or a
+        fit saved without its periods: the reference's Dirichlet, no tilt."""
         state = self._state()
         bins: MulticlassBins = state["bins"]
         errors = state["period_errors"]
@@ -1225,8 +1228,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             return bins.error_alpha, None
         spread, sd = self._error_movement(chunks)
         sd = np.sqrt(sd**2 + self._unseen(labelled) ** 2 / 2.0)
-        tilts = chunk_error_tilts(sd, table, bins.error_alpha, spread, shown)
-        return drifting_error_alpha(bins.error_alpha, spread), tilts
+        alpha = bins.error_alpha if from_scores is None else from_scores
+        tilts = chunk_error_tilts(sd, table, alpha, spread)
+        return drifting_error_alpha(alpha, spread), tilts
 
     def _error_movement(self, chunks: list[Chunk]) -> tuple[float, np.ndarray]:
         """How the error shares move between stretches of the reference the size of these
