@@ -5,6 +5,7 @@ over simulated replications (slow)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from typing import Any
@@ -1024,6 +1025,26 @@ def test_error_shares_follow_where_the_other_scores_moved() -> None:
     # Rows-weighted over the bins (sd about 0.007 for the chunk like the reference).
     assert abs(towards[0]) < 0.02, towards
     assert towards[1] > 0.04, towards
+    # A class the reference's rows gave next to no score moves its share ten-fold at most,
+    # and shares of 1e-300 against 1 overflow nothing.
+    tiny = dataclasses.replace(bins, score_shares=np.where(m > 0, 1e-300, 0.0))
+    alpha = error_alpha_from_scores(tiny, np.where(m > 0, 1.0, 0.0)[None])[0]
+    assert np.all(np.isfinite(alpha))
+    np.testing.assert_allclose(alpha.sum(axis=1), bins.error_alpha.sum(axis=1))
+    np.testing.assert_allclose(alpha, bins.error_alpha)  # every class ten-fold: no move
+    # Bins predicting 1 or 2: class 0 had the rows' other scores (share 1), the remaining
+    # class 1e-300; the chunk's rows share them equally. Class 0's share halves, the other's
+    # grows ten-fold (not 1e300-fold): twenty times the odds.
+    lopsided = np.where(m > 0, 1e-300, 0.0)
+    lopsided[:, 0] = np.where(m[:, 0] > 0, 1.0, 0.0)
+    moved_alpha = error_alpha_from_scores(
+        dataclasses.replace(bins, score_shares=lopsided), np.where(m > 0, 0.5, 0.0)[None]
+    )[0]
+    assert np.all(np.isfinite(moved_alpha))
+    for b in np.flatnonzero(others):
+        j = 3 - int(bins.predicted[b])  # the class neither predicted nor 0
+        before = bins.error_alpha[b, j] / bins.error_alpha[b, 0]
+        assert moved_alpha[b, j] / moved_alpha[b, 0] == pytest.approx(20.0 * before)
     # Population target: the expected confusion matrix of these scores is the truth.
     predicted = moved.argmax(axis=1)
     matrix = np.stack([moved[predicted == i].sum(axis=0) for i in range(3)], axis=1)

@@ -278,6 +278,11 @@ def other_score_shares(
     return means.reshape(n_groups, b, k), count.reshape(n_groups, b)
 
 
+#: Largest factor (either way) by which a chunk's scores move a bin's error share of a class
+#: (:func:`error_alpha_from_scores`).
+_MAX_SHARE_RATIO = 10.0
+
+
 def error_alpha_from_scores(bins: MulticlassBins, shares: np.ndarray) -> np.ndarray:
     """Each chunk's error parameters (chunks, bins, K): each bin's reference Dirichlet moved to
     where the chunk's rows put their other scores, at the same total weight. Where a bin's rows
@@ -298,6 +303,10 @@ def error_alpha_from_scores(bins: MulticlassBins, shares: np.ndarray) -> np.ndar
     reference = bins.score_shares[None]
     seen = (reference > 0) & (shares > 0)
     ratio = np.where(seen, shares, 1.0) / np.where(seen, reference, 1.0)
+    # A class the reference's rows gave next to no score (1e-19 on the four-class flights)
+    # has an error share that is mostly its prior's, which the ratio of two near-zero means
+    # would blow up (x200 there, from 6 rows): at most ten-fold either way.
+    ratio = np.clip(ratio, 1.0 / _MAX_SHARE_RATIO, _MAX_SHARE_RATIO)
     moved = bins.error_alpha[None] * ratio
     total = bins.error_alpha.sum(axis=1)[None, :, None]
     scale = moved.sum(axis=2, keepdims=True)
