@@ -328,12 +328,7 @@ def test_reference_ranking_metrics_report_their_measured_values(tmp_path: Any) -
         "roc_auc": roc_auc_score(ref_labels, ref_scores),
         "average_precision": average_precision_score(ref_labels, ref_scores),
     }
-    path = tmp_path / "binary.json"
-    binary.save(path)
-    for estimator in (binary, pe.LabelFreeEstimator.load(path)):
-        reference = estimator.reference_posteriors(n_samples=200)
-        for name, value in want.items():
-            assert reference[name].observed == pytest.approx(value, abs=1e-12), name
+    _assert_reference_observed(binary, want, tmp_path / "binary.json")
     old = binary.to_dict()
     del old["reference_observed"]
     binned = pe.LabelFreeEstimator.from_dict(old).reference_posteriors(n_samples=200)
@@ -354,11 +349,17 @@ def test_reference_ranking_metrics_report_their_measured_values(tmp_path: Any) -
         "average_precision[2]": average_precision_score(onehot[:, 2], scores[:, 2]),
     }
     multiclass = pe.LabelFreeEstimator(metrics=list(names)).fit(labels, scores)
-    path = tmp_path / "multiclass.json"
-    multiclass.save(path)
-    for estimator in (multiclass, pe.LabelFreeEstimator.load(path)):
-        reference = estimator.reference_posteriors(n_samples=200)
-        for name, value in names.items():
+    _assert_reference_observed(multiclass, names, tmp_path / "multiclass.json")
+
+
+def _assert_reference_observed(
+    estimator: pe.LabelFreeEstimator, want: dict[str, float], path: Any
+) -> None:
+    """The estimator's reference posteriors report ``want``, before and after a save/load."""
+    estimator.save(path)
+    for one in (estimator, pe.LabelFreeEstimator.load(path)):
+        reference = one.reference_posteriors(n_samples=200)
+        for name, value in want.items():
             assert reference[name].observed == pytest.approx(value, abs=1e-12), name
 
 
