@@ -517,6 +517,21 @@ pub struct ClassShift {
     pub offset: Vec<f64>,
     /// Per chunk and group (row-major), the sd (logit).
     pub sd: Vec<f64>,
+    /// Moves of the groups' own log-odds that no stretch of the reference shows (a multiclass
+    /// model's unseen drift): each draw moves class j's log-odds by eⱼ ~ N(0, move_sd²), which
+    /// moves bin i's logit rate by Σⱼ loadingᵢⱼ eⱼ (`move_loading`, bins × groups, row-major)
+    /// and the error shares' tilt of class j by eⱼ. Drawing both from the same eⱼ keeps what
+    /// one class's move does to its precision and to its recall together: more rows of class j
+    /// make more predictions of j right and more mistakes j. Empty loading: no moves.
+    pub move_sd: f64,
+    pub move_loading: Vec<f64>,
+}
+
+impl ClassShift {
+    /// Whether the draws move the classes' log-odds (`move_sd`, `move_loading`).
+    fn moves(&self) -> bool {
+        self.move_sd > 0.0 && !self.move_loading.is_empty()
+    }
 }
 
 /// What a chunk's labels need from the drift model: per bin the logit offset and standard
@@ -748,6 +763,17 @@ impl Drift {
                 return Err(Error::invalid(
                     "the class shift needs a group below n_groups per bin, a finite offset per \
                      chunk and bin, and a finite sd >= 0 per chunk and group",
+                ));
+            }
+            let moves_valid = class.move_sd.is_finite()
+                && class.move_sd >= 0.0
+                && (class.move_loading.is_empty()
+                    || class.move_loading.len() == k * class.n_groups)
+                && class.move_loading.iter().all(|v| v.is_finite());
+            if !moves_valid {
+                return Err(Error::invalid(
+                    "the class moves need a finite sd >= 0 and a finite loading per bin and \
+                     group (or none)",
                 ));
             }
         }
@@ -1075,7 +1101,8 @@ impl Drift {
     /// logit⁻¹(ℓᵢ + offᵢ + a + b (ℓᵢ − ℓ̄)), updated by the bin's known labels. `rate` holds
     /// the reference rates ℓᵢ = logit(rateᵢ) on entry. With a [`ClassShift`], each group's
     /// shared shift is drawn too, from its own stream `class_s` (so that it leaves every other
-    /// draw as it was), into `class_z`, a buffer the caller keeps.
+    /// draw as it was), into `class_z`, a buffer the caller keeps: one per group, followed by
+    /// the groups' moves eⱼ when the shift has any ([`ClassShift::move_sd`]).
     fn drift_rates(
         &self,
         model: &ChunkModel,
@@ -1100,13 +1127,28 @@ impl Drift {
                 .iter()
                 .map(|&sd| if sd > 0.0 { sd * class_s.normal() } else { 0.0 }),
         );
+        let moves = match &self.class_shift {
+            Some(class) if class.moves() && !class_z.is_empty() => {
+                class_z.extend((0..class.n_groups).map(|_| class.move_sd * class_s.normal()));
+                Some((class, class_z.len() - class.n_groups))
+            }
+            _ => None,
+        };
         let groups = self.class_shift.as_ref().map(|class| &class.groups);
         for (i, r) in rate.iter_mut().enumerate() {
             let centre = logit(r.clamp(1e-12, 1.0 - 1e-12));
-            let class = match groups {
+            let mut class = match groups {
                 Some(groups) if !class_z.is_empty() => class_z[groups[i]],
                 _ => 0.0,
             };
+            if let Some((shift, start)) = moves {
+                let g = shift.n_groups;
+                class += shift.move_loading[i * g..(i + 1) * g]
+                    .iter()
+                    .zip(&class_z[start..])
+                    .map(|(l, e)| l * e)
+                    .sum::<f64>();
+            }
             let m = expit(centre + model.offset[i] + a + b * (centre - self.centre) + class)
                 .clamp(1e-12, 1.0 - 1e-12);
             let sd = model.sd[i];
@@ -1847,6 +1889,8 @@ pub struct Masses<'a> {
     /// Per class of a [`ClassShift`], the standard normal its shift was drawn from in this
     /// draw (NaN: the class drew none); empty without one.
     pub class_normal: &'a [f64],
+    /// Per class, its log-odds move eⱼ in this draw ([`ClassShift::move_sd`]); empty: none.
+    pub class_moves: &'a [f64],
 }
 
 /// What each draw's bin masses become: the binary metrics and the ranking metrics, or a
@@ -2095,7 +2139,8 @@ impl Sink for MulticlassSink<'_> {
                     z = rho * shared + (1.0 - rho * rho).sqrt() * z;
                 }
             }
-            *w = (mean + sd * z).clamp(-MAX_TILT, MAX_TILT).exp();
+            let moved = masses.class_moves.get(j).copied().unwrap_or(0.0);
+            *w = (mean + sd * z + moved).clamp(-MAX_TILT, MAX_TILT).exp();
         }
         for (i, &c) in self.errors.predicted.iter().enumerate() {
             m[c * k + c] += masses.pos[i];
@@ -2522,6 +2567,8 @@ impl Job<'_> {
                             .map(|(&sd, &z)| if sd > 0.0 { z / sd } else { f64::NAN }),
                     );
                 }
+                // The groups' moves follow their shifts in `class_z` (Drift::drift_rates).
+                let class_moves = class_z.get(class_normal.len()..).unwrap_or(&[]);
                 // Positive and negative mass per bin: expected (population) or the drawn
                 // labels of these very rows plus the known ones (realized).
                 for i in 0..k {
@@ -2544,6 +2591,7 @@ impl Job<'_> {
                     concordance: &c,
                     rate: &rate,
                     class_normal: &class_normal,
+                    class_moves,
                 };
                 sink.emit(index, stats, &masses, &mut scratch, &mut sn, rows_out, d);
             }
@@ -3671,6 +3719,20 @@ mod tests {
         (cal, errors)
     }
 
+    /// The three-class model learned from 100 times the rows, so that a test's draws' noise is
+    /// mostly the moves it draws.
+    fn large_three_class_model() -> (Calibration, ErrorModel) {
+        let (small, mut errors) = three_class_model();
+        let scaled = |v: &[f64]| v.iter().map(|x| 100.0 * x).collect::<Vec<f64>>();
+        let cal = Calibration {
+            pos: scaled(&small.pos),
+            neg: scaled(&small.neg),
+            ..small
+        };
+        errors.alpha = scaled(&errors.alpha);
+        (cal, errors)
+    }
+
     /// A rayon pool of `threads` threads, to check that results do not depend on them.
     fn pool(threads: usize) -> rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new()
@@ -3956,6 +4018,8 @@ mod tests {
                 n_groups: 3,
                 offset: offset.to_vec(),
                 sd: sd.to_vec(),
+                move_sd: 0.0,
+                move_loading: Vec::new(),
             }),
             ..still.clone()
         };
@@ -4020,16 +4084,7 @@ mod tests {
 
     #[test]
     fn a_tilt_correlated_with_its_class_shift_steadies_the_class_recall() {
-        // The three-class model learned from 100 times the rows, so that the draws' noise is
-        // mostly the two moves.
-        let (small, mut errors) = three_class_model();
-        let scaled = |v: &[f64]| v.iter().map(|x| 100.0 * x).collect::<Vec<f64>>();
-        let cal = Calibration {
-            pos: scaled(&small.pos),
-            neg: scaled(&small.neg),
-            ..small
-        };
-        errors.alpha = scaled(&errors.alpha);
+        let (cal, errors) = large_three_class_model();
         let chunk = unlabelled_chunk([700.0, 400.0, 400.0]);
         // Class 2's predictions' correct rate and the errors' share of class 2 both move by
         // 0.8 logit (sd): more rows of class 2 make both more right predictions of 2 and more
@@ -4040,6 +4095,8 @@ mod tests {
                 n_groups: 3,
                 offset: vec![0.0; 3],
                 sd: vec![0.0, 0.0, 0.8],
+                move_sd: 0.0,
+                move_loading: Vec::new(),
             }),
             ..still_three_bin_drift()
         };
@@ -4091,6 +4148,96 @@ mod tests {
         );
         for bad in [vec![0.5; 2], vec![0.0, 0.0, 1.5], vec![0.0, f64::NAN, 0.0]] {
             assert!(run(&bad, 1).is_err());
+        }
+    }
+
+    #[test]
+    fn a_class_move_makes_its_predictions_right_and_its_mistakes_together() {
+        let (cal, errors) = large_three_class_model();
+        let chunk = unlabelled_chunk([700.0, 400.0, 400.0]);
+        // Bin i moves by e_k - Σⱼ wᵢⱼ eⱼ, w its error shares.
+        let mut loading = vec![0.0; 9];
+        for i in 0..3 {
+            let row = &errors.alpha[i * 3..(i + 1) * 3];
+            let total: f64 = row.iter().sum();
+            for j in 0..3 {
+                loading[i * 3 + j] = f64::from(u8::from(i == j)) - row[j] / total;
+            }
+        }
+        let moving = |move_sd: f64, move_loading: Vec<f64>| Drift {
+            class_shift: Some(ClassShift {
+                groups: errors.predicted.clone(),
+                n_groups: 3,
+                offset: vec![0.0; 3],
+                sd: vec![0.0; 3],
+                move_sd,
+                move_loading,
+            }),
+            ..still_three_bin_drift()
+        };
+        let metrics = [
+            MulticlassMetric::PerClass(crate::metrics::ClassMetric::Precision, Average::Class(2)),
+            MulticlassMetric::PerClass(crate::metrics::ClassMetric::Recall, Average::Class(2)),
+        ];
+        let n = 4000;
+        let run = |drift: &Drift, tilts: &[Vec<f64>], threads: usize| {
+            pool(threads).install(|| {
+                estimate_multiclass(
+                    &cal,
+                    std::slice::from_ref(&chunk),
+                    &errors,
+                    &[vec![0.0; 9]],
+                    tilts,
+                    &[],
+                    &metrics,
+                    population_settings(),
+                    Some(drift),
+                    n,
+                    17,
+                )
+            })
+        };
+        let still_tilt = [vec![0.0; 6]];
+        let plain = run(&moving(0.0, Vec::new()), &still_tilt, 1).unwrap();
+        // No sd, or no loading, is no move: the same random numbers as none.
+        assert_eq!(
+            plain,
+            run(&moving(0.0, loading.clone()), &still_tilt, 1).unwrap()
+        );
+        assert_eq!(
+            plain,
+            run(&moving(0.5, Vec::new()), &still_tilt, 1).unwrap()
+        );
+        let moved = run(&moving(0.5, loading.clone()), &still_tilt, 1).unwrap();
+        assert_eq!(
+            moved,
+            run(&moving(0.5, loading.clone()), &still_tilt, 2).unwrap()
+        );
+        let correlation = |v: &[f64]| {
+            let (x, y) = v.split_at(n);
+            let mean = |u: &[f64]| u.iter().sum::<f64>() / n as f64;
+            let (mx, my) = (mean(x), mean(y));
+            let cov: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+            let var = |u: &[f64], m: f64| u.iter().map(|a| (a - m) * (a - m)).sum::<f64>();
+            cov / (var(x, mx) * var(y, my)).sqrt()
+        };
+        // Class 2 gaining rows makes more predictions of 2 right (precision up) and more of
+        // the mistakes 2 (recall down): drawn from the same move, the two go opposite ways.
+        assert!(correlation(&moved) < -0.5, "{}", correlation(&moved));
+        // Without a tilt of the error shares only the bins move, and recall barely follows.
+        let bins_only = run(&moving(0.5, loading.clone()), &[], 1).unwrap();
+        assert!(
+            correlation(&bins_only) > -0.3,
+            "{}",
+            correlation(&bins_only)
+        );
+        // A malformed move is refused.
+        for (sd, loading) in [
+            (-0.1, loading.clone()),
+            (f64::NAN, loading),
+            (0.5, vec![0.0; 4]),
+        ] {
+            assert!(run(&moving(sd, loading), &still_tilt, 1).is_err());
         }
     }
 

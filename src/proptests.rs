@@ -218,6 +218,8 @@ proptest! {
                 n_groups: 2,
                 offset: (0..chunks.len() * k).map(|i| slope * (i % 3) as f64).collect(),
                 sd: (0..chunks.len() * 2).map(|i| bin_sd * i as f64).collect(),
+                move_sd: bin_sd,
+                move_loading: (0..k * 2).map(|i| slope * (i % 2) as f64).collect(),
             }),
         };
         // Average precision's score slices: two per bin, the upper one with all the rows.

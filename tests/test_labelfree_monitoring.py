@@ -1196,11 +1196,11 @@ def test_a_saved_estimator_without_drift_per_shift_loads_without_it() -> None:
     assert pe.LabelFreeEstimator.from_dict(payload).drift_per_shift == 0.0
 
 
-def test_confidence_shift_scale_matches_the_exact_moves() -> None:
-    """The multiclass confidence calibration's common shift per unit of unseen drift: against
-    the exact logit moves of every bin's P(correct) under small per-class shifts (sd 0.01, so
-    the linearisation's error is negligible), 20,000 draws."""
-    from probeval.labelfree.multiclass import confidence_shift_scale, fit_bins
+def test_class_move_loading_matches_the_exact_moves() -> None:
+    """How each multiclass confidence bin's logit P(correct) moves when each class's log-odds
+    moves by eⱼ: against the exact moves (e_k - log Σⱼ wᵢⱼ e^eⱼ, for calibrated scores) under
+    small per-class moves (sd 0.01, so the linearisation's error is negligible), per bin."""
+    from probeval.labelfree.multiclass import class_move_loading, fit_bins
 
     rng = np.random.default_rng(3)
     k, n = 4, 30_000
@@ -1209,25 +1209,31 @@ def test_confidence_shift_scale_matches_the_exact_moves() -> None:
     scores /= scores.sum(axis=1, keepdims=True)
     truth = (rng.random(n)[:, None] > scores.cumsum(axis=1)).sum(axis=1).clip(0, k - 1)
     bins, _, _ = fit_bins(scores, truth, 10)
-    count = bins.correct + bins.wrong
-    p = (bins.correct + 0.5) / (count + 1.0)
-    weight = count * p * (1 - p) / (count * p * (1 - p)).sum()
     shares = bins.error_alpha / bins.error_alpha.sum(axis=1, keepdims=True)
-    sigma = 0.01
-    eps = rng.normal(0.0, sigma / np.sqrt(2.0), (20_000, k))
-    own = eps[:, bins.predicted]
-    rest = np.log(np.exp(eps) @ shares.T)
-    common = (own - rest) @ weight
-    expected = common.std() / sigma
-    # Monte Carlo sd of an sd estimated from 20,000 draws: 0.5%.
-    assert confidence_shift_scale(bins) == pytest.approx(expected, rel=0.02)
-    # Two balanced classes (scores symmetric about 1/2): one class's gain is the other's loss.
+    eps = rng.normal(0.0, 0.01, (2_000, k))
+    exact = eps[:, bins.predicted] - np.log(np.exp(eps) @ shares.T)
+    loading = class_move_loading(bins)
+    assert loading.shape == (bins.n_bins, k)
+    linear = eps @ loading.T
+    # The linearisation's error is of second order, half the error classes' variance of e
+    # under w (at most an eighth of e's squared range): about 1% of the moves at sd 0.01.
+    spread = eps.max(axis=1, keepdims=True) - eps.min(axis=1, keepdims=True)
+    assert (np.abs(exact - linear) <= spread**2 / 8 + 1e-15).all()
+    assert np.abs(exact - linear).mean() < 0.02 * np.abs(exact).mean()
+    # A bin does not move with its own class alone: its mistakes' classes move it back.
+    np.testing.assert_allclose(loading.sum(axis=1), 0.0, atol=1e-12)
+    # Two balanced classes (scores symmetric about 1/2): one class's gain is the other's loss,
+    # so that the bins' moves cancel in accuracy (information-weighted mean of the loadings).
     half = rng.beta(2.0, 2.0, n)
     one = np.concatenate([half, 1.0 - half])
     two_bins, _, _ = fit_bins(
         np.column_stack([1.0 - one, one]), (rng.random(2 * n) < one).astype(np.int64), 10
     )
-    assert confidence_shift_scale(two_bins) < 0.05
+    count = two_bins.correct + two_bins.wrong
+    p = (two_bins.correct + 0.5) / (count + 1.0)
+    weight = count * p * (1 - p) / (count * p * (1 - p)).sum()
+    common = weight @ class_move_loading(two_bins)
+    assert np.abs(common).max() < 0.05 * np.abs(class_move_loading(two_bins)).max()
 
 
 def test_default_periods_follow_the_chunk_size() -> None:

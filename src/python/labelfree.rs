@@ -427,9 +427,10 @@ pub(super) fn labelfree_estimate<'py>(
 /// shares (None: no tilt). `class_shift` (with a drift): per chunk and bin the mean, and per
 /// chunk and class the sd, of the shift shared by the bins of each predicted class (None:
 /// none). `tilt_correlation` (K,): per class, the correlation of its tilt with its class
-/// shift (None: independent).
+/// shift (None: independent). `class_moves` (with a class shift): the sd of each class's
+/// log-odds move and each bin's loading on them (bins, K); see `labelfree::ClassShift`.
 #[pyfunction]
-#[pyo3(signature = (calibration_args, stats, predicted, error_alpha, known_errors, metrics, target, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, error_tilt = None, class_shift = None, tilt_correlation = None))]
+#[pyo3(signature = (calibration_args, stats, predicted, error_alpha, known_errors, metrics, target, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, error_tilt = None, class_shift = None, tilt_correlation = None, class_moves = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn labelfree_estimate_multiclass<'py>(
     py: Python<'py>,
@@ -448,6 +449,7 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
     error_tilt: Option<PyReadonlyArray3<'py, f64>>,
     class_shift: Option<(PyReadonlyArray2<'py, f64>, PyReadonlyArray2<'py, f64>)>,
     tilt_correlation: Option<Vec<f64>>,
+    class_moves: Option<(f64, PyReadonlyArray2<'py, f64>)>,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let (target, mode) = target_and_mode(&target, "reference")?;
@@ -522,12 +524,32 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
                 sd.shape()
             )));
         }
+        let (move_sd, move_loading) = match &class_moves {
+            None => (0.0, Vec::new()),
+            Some((move_sd, loading)) => {
+                let loading = loading.as_array();
+                if loading.shape() != [cal.n_bins(), n_classes] {
+                    return Err(PyValueError::new_err(format!(
+                        "class_moves needs a loading of shape ({}, {n_classes}), got {:?}",
+                        cal.n_bins(),
+                        loading.shape()
+                    )));
+                }
+                (*move_sd, loading.iter().copied().collect())
+            }
+        };
         drift.class_shift = Some(labelfree::ClassShift {
             groups: errors.predicted.clone(),
             n_groups: n_classes,
             offset: offset.iter().copied().collect(),
             sd: sd.iter().copied().collect(),
+            move_sd,
+            move_loading,
         });
+    } else if class_moves.is_some() {
+        return Err(PyValueError::new_err(
+            "class_moves needs drift_args and class_shift",
+        ));
     }
     let settings = labelfree::Settings {
         target,

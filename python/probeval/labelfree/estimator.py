@@ -107,10 +107,10 @@ from probeval.labelfree.multiclass import (
     bin_classes,
     chunk_class_shifts,
     chunk_error_tilts,
+    class_move_loading,
     class_shift_sd,
     combine_one_vs_rest,
     confidence_level_map,
-    confidence_shift_scale,
     couple,
     drifting_error_alpha,
     error_alpha_from_scores,
@@ -987,6 +987,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 error_tilt,
                 None if drift is None else self._class_shift(chunks, stats, drift_model),
                 None if drift is None else self._tilt_correlation(chunks),
+                None if drift is None else self._class_moves(_any_known(known)),
             )
         # Each class's one-vs-rest draws (classes, chunks, draws) of every ranking metric asked
         # for, with ROC AUC's always (their order carries the classes' correlation), and of
@@ -1156,11 +1157,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         state = self._state()
         windows = self._drift_windows(chunks)
         # The unseen drift moves each class's rate at the same scores: a binary calibration's
-        # shift, a multiclass model's one-vs-rest ones (_class_drifts), and its confidence
-        # calibration by the part of the classes' moves that does not cancel out.
-        unseen = self._unseen(labelled)
-        if state["kind"] == "multiclass":
-            unseen *= confidence_shift_scale(state["bins"])
+        # shift, a multiclass model's one-vs-rest ones (_class_drifts) and, through each
+        # class's own move, its confidence bins and error shares (_class_moves).
+        unseen = 0.0 if state["kind"] == "multiclass" else self._unseen(labelled)
         cache: dict[tuple[int | None, float], Drift] = state.setdefault("drift_cache", {})
         key = (windows, unseen)
         if key not in cache:
@@ -1215,9 +1214,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         reference's widened by how much a bin's shares move between stretches of the reference
         the size of the chunks, and each chunk's common tilt of every bin's shares (chunks, 2,
         K), learned likewise and updated by the chunk's known wrong predictions ``table``
-        (method "hierarchical"; :func:`error_movement`). The tilt's sd gets the unseen drift's
-        part too (:meth:`_unseen`): each class's log-odds moving by N(0, s²/2) at the same
-        scores tilts the error shares by the same amount. ``from_scores``: each chunk's
+        (method "hierarchical"; :func:`error_movement`). ``from_scores``: each chunk's
         Dirichlet moved to where its rows' other scores sit (chunks, bins, K;
         :func:`error_alpha_from_scores`), around which its tilt moves. Method "pooled", or a
         fit saved without its periods: the reference's Dirichlet, no tilt."""
@@ -1227,7 +1224,6 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if self.method == "pooled" or errors is None:
             return bins.error_alpha, None
         spread, sd = self._error_movement(chunks)
-        sd = np.sqrt(sd**2 + self._unseen(labelled) ** 2 / 2.0)
         alpha = bins.error_alpha if from_scores is None else from_scores
         tilts = chunk_error_tilts(sd, table, alpha, spread)
         return drifting_error_alpha(alpha, spread), tilts
@@ -1294,6 +1290,16 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         the reference's stretches beyond that, "late" by 0.58."""
         bins: MulticlassBins = self._state()["bins"]
         return chunk_class_shifts(self._class_shift_sd(chunks), stats, bins, drift.bin_sd)
+
+    def _class_moves(self, labelled: bool) -> tuple[float, np.ndarray] | None:
+        """A multiclass fit's unseen drift for the core: each class's log-odds at the same
+        scores moves by N(0, s²/2) (with two classes, P(y = 1 | score) by the binary unseen
+        drift s), moving every confidence bin by its loading (:func:`class_move_loading`) and
+        the error shares' tilt; None without unseen drift (:meth:`_unseen`)."""
+        unseen = self._unseen(labelled)
+        if unseen <= 0:
+            return None
+        return unseen / math.sqrt(2.0), class_move_loading(self._state()["bins"])
 
     def _unseen(self, labelled: bool) -> float:
         """The unseen drift's sd: ``unseen_drift`` until production rows have labels. Then

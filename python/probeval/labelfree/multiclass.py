@@ -63,7 +63,7 @@ __all__ = [
     "bin_classes",
     "combine_one_vs_rest",
     "confidence_level_map",
-    "confidence_shift_scale",
+    "class_move_loading",
     "couple",
     "drifting_error_alpha",
     "chunk_class_shifts",
@@ -834,28 +834,20 @@ def confidence_level_map(bins: MulticlassBins) -> tuple[np.ndarray, np.ndarray]:
     return offset, np.full(bins.n_bins, k - 1.0)
 
 
-def confidence_shift_scale(bins: MulticlassBins) -> float:
-    """The sd of the confidence calibration's common shift per unit of unseen drift s, when
-    each class's log-odds at the same scores moves by e_j ~ N(0, s²/2) (so that with two classes
-    the shift of P(y = 1 | score) has sd s, the binary unseen drift).
-
-    Linearised, bin i of predicted class k moves by e_k - Σⱼ wᵢⱼ e_j in logit P(correct), wᵢⱼ
-    the shares of the true classes among its wrong predictions (the others' share of the score
-    mass, for calibrated scores). Its common part, the bins' average weighted by their
-    information nᵢ pᵢ (1 - pᵢ), is Σⱼ cⱼ e_j: the result is ‖c‖ / √2. The classes' moves cancel
-    in it as far as the predicted classes are alike (for two balanced classes, to 0: one
-    class's gain is the other's loss)."""
-    n = bins.correct + bins.wrong
-    p = (bins.correct + 0.5) / (n + 1.0)
-    weight = n * p * (1.0 - p)
-    if weight.sum() <= 0:
-        return 0.0
-    weight = weight / weight.sum()
+def class_move_loading(bins: MulticlassBins) -> np.ndarray:
+    """How each bin's logit P(correct) moves when each class's log-odds at the same scores
+    moves by eⱼ (bins, K): bin i of predicted class k moves by e_k - log Σⱼ wᵢⱼ e^eⱼ ≈
+    e_k - Σⱼ wᵢⱼ eⱼ, wᵢⱼ the shares of the true classes among its wrong predictions (the
+    others' share of the score mass, for calibrated scores). The core draws e once per draw
+    for every bin and for the error shares' tilt (which e moves by e itself), so that a class
+    gaining rows makes more of its predictions right and more mistakes of it at once: its
+    precision and recall move together, and the classes' moves cancel in accuracy as far as
+    the predicted classes are alike (for two balanced classes, to 0)."""
     shares = bins.error_alpha / np.maximum(bins.error_alpha.sum(axis=1, keepdims=True), 1e-300)
-    own = np.zeros_like(shares)
-    own[np.arange(bins.n_bins), bins.predicted] = 1.0
-    c = weight @ (own - shares)
-    return float(np.sqrt((c**2).sum() / 2.0))
+    loading = -shares
+    loading[np.arange(bins.n_bins), bins.predicted] += 1.0
+    out: np.ndarray = np.ascontiguousarray(loading)
+    return out
 
 
 def known_errors(
