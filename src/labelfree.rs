@@ -2011,6 +2011,11 @@ pub struct ErrorModel {
     /// Bins × classes, row-major: one set for every chunk; or chunks × bins × classes, each
     /// chunk's own (the reference's moved to where the chunk's rows put their other scores).
     pub alpha: Vec<f64>,
+    /// Chunks × bins × classes: how far a move eⱼ of class j's log-odds tilts the bin's error
+    /// shares, κ e_j in place of e_j ([`ClassShift::move_sd`]). A share m of the bin's
+    /// mistakes moves by m (1 - m) e under a common tilt, but the rows' own shares q each move
+    /// by q (1 - q) e, whose mean is below it: κ = E[q (1 - q)] / (m (1 - m)) ≤ 1. Empty: 1.
+    pub move_share: Vec<f64>,
 }
 
 impl ErrorModel {
@@ -2032,6 +2037,16 @@ impl ErrorModel {
                     "bin {i} predicts class {c}, but there are {k} classes"
                 )));
             }
+        }
+        if !(self.move_share.is_empty() || self.move_share.len() == n_chunks * per_chunk)
+            || self
+                .move_share
+                .iter()
+                .any(|v| !(v.is_finite() && *v >= 0.0))
+        {
+            return Err(Error::invalid(
+                "the error shares' move shares must be finite and >= 0, K per chunk and bin",
+            ));
         }
         for (cell, row) in self.alpha.chunks(k).enumerate() {
             let (i, c) = (cell % n_bins, self.predicted[cell % n_bins]);
@@ -2055,6 +2070,13 @@ impl ErrorModel {
         } else {
             &self.alpha[chunk * size..(chunk + 1) * size]
         }
+    }
+
+    /// Bin `bin`'s move share per class in chunk `chunk` (None: 1 for every class).
+    fn move_share_of(&self, chunk: usize, bin: usize) -> Option<&[f64]> {
+        let k = self.n_classes;
+        let start = (chunk * self.predicted.len() + bin) * k;
+        self.move_share.get(start..start + k)
     }
 }
 
@@ -2091,6 +2113,8 @@ struct MulticlassScratch {
     counted: Vec<bool>,
     /// e^γ of the draw's common tilt, per class.
     tilt: Vec<f64>,
+    /// The common tilt times a bin's own factor from the classes' moves, per class.
+    bin_tilt: Vec<f64>,
 }
 
 impl Sink for MulticlassSink<'_> {
@@ -2106,6 +2130,7 @@ impl Sink for MulticlassSink<'_> {
             share: vec![0.0; k],
             counted: vec![true; k],
             tilt: vec![1.0; k],
+            bin_tilt: vec![1.0; k],
         }
     }
 
@@ -2139,9 +2164,9 @@ impl Sink for MulticlassSink<'_> {
                     z = rho * shared + (1.0 - rho * rho).sqrt() * z;
                 }
             }
-            let moved = masses.class_moves.get(j).copied().unwrap_or(0.0);
-            *w = (mean + sd * z + moved).clamp(-MAX_TILT, MAX_TILT).exp();
+            *w = (mean + sd * z).clamp(-MAX_TILT, MAX_TILT).exp();
         }
+        let moves = masses.class_moves;
         for (i, &c) in self.errors.predicted.iter().enumerate() {
             m[c * k + c] += masses.pos[i];
             let wrong = masses.neg[i];
@@ -2160,8 +2185,21 @@ impl Sink for MulticlassSink<'_> {
                 // same total weight A, plus the chunk's known wrong labels.
                 let alpha = &self.errors.alpha_of(chunk)[i * k..(i + 1) * k];
                 let known = &errors.known[i * k..(i + 1) * k];
+                // The classes' moves tilt the bin's shares too, each by its move share.
+                let bin_tilt = &mut scratch.bin_tilt;
+                bin_tilt.copy_from_slice(&scratch.tilt);
+                if !moves.is_empty() {
+                    let share = self.errors.move_share_of(chunk, i);
+                    for (j, (w, e)) in bin_tilt.iter_mut().zip(moves).enumerate() {
+                        // The predicted class holds no share of the bin's mistakes.
+                        if j != c {
+                            let kappa = share.map_or(1.0, |v| v[j]);
+                            *w *= (kappa * e).clamp(-MAX_TILT, MAX_TILT).exp();
+                        }
+                    }
+                }
                 let (mut weight, mut tilted) = (0.0, 0.0);
-                for (j, (a, w)) in alpha.iter().zip(&scratch.tilt).enumerate() {
+                for (j, (a, w)) in alpha.iter().zip(bin_tilt.iter()).enumerate() {
                     if j != c {
                         weight += a;
                         tilted += a * w;
@@ -2171,7 +2209,7 @@ impl Sink for MulticlassSink<'_> {
                     let shape = if j == c || tilted <= 0.0 {
                         0.0
                     } else {
-                        weight * alpha[j] * scratch.tilt[j] / tilted + known[j]
+                        weight * alpha[j] * bin_tilt[j] / tilted + known[j]
                     };
                     *share = match Gamma::new(shape) {
                         Ok(g) if shape > 0.0 => s.gamma(&g),
@@ -3715,6 +3753,7 @@ mod tests {
             n_classes: 3,
             predicted: vec![0, 1, 2],
             alpha: vec![0.0, 15.0, 5.5, 30.0, 0.0, 10.5, 4.5, 5.5, 0.0],
+            move_share: Vec::new(),
         };
         (cal, errors)
     }
@@ -4231,6 +4270,37 @@ mod tests {
             "{}",
             correlation(&bins_only)
         );
+        // Each bin's move share scales how far a move tilts its error shares: 1 is the whole
+        // move (the same draws as none given), 0 none of it.
+        let run_shared = |errors: &ErrorModel| {
+            estimate_multiclass(
+                &cal,
+                std::slice::from_ref(&chunk),
+                errors,
+                &[vec![0.0; 9]],
+                &still_tilt,
+                &[],
+                &metrics,
+                population_settings(),
+                Some(&moving(0.5, loading.clone())),
+                n,
+                17,
+            )
+        };
+        let with_share = |value: f64, len: usize| ErrorModel {
+            move_share: vec![value; len],
+            ..errors.clone()
+        };
+        assert_eq!(moved, run_shared(&with_share(1.0, 9)).unwrap());
+        let unshared = run_shared(&with_share(0.0, 9)).unwrap();
+        assert!(correlation(&unshared) > -0.3, "{}", correlation(&unshared));
+        for bad in [
+            with_share(1.0, 8),
+            with_share(-0.5, 9),
+            with_share(f64::NAN, 9),
+        ] {
+            assert!(run_shared(&bad).is_err());
+        }
         // A malformed move is refused.
         for (sd, loading) in [
             (-0.1, loading.clone()),

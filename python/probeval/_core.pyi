@@ -269,7 +269,7 @@ def labelfree_estimate_multiclass(
     error_tilt: npt.NDArray[np.float64] | None = None,
     class_shift: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
     tilt_correlation: list[float] | None = None,
-    class_moves: tuple[float, npt.NDArray[np.float64]] | None = None,
+    class_moves: tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def audited_metric_draws(
     counts: tuple[float, float, float, float],

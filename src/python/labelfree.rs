@@ -428,7 +428,9 @@ pub(super) fn labelfree_estimate<'py>(
 /// chunk and class the sd, of the shift shared by the bins of each predicted class (None:
 /// none). `tilt_correlation` (K,): per class, the correlation of its tilt with its class
 /// shift (None: independent). `class_moves` (with a class shift): the sd of each class's
-/// log-odds move and each bin's loading on them (bins, K); see `labelfree::ClassShift`.
+/// log-odds move, each bin's loading on them (bins, K), and how far each moves each chunk's
+/// bin's error shares (chunks, bins, K); see `labelfree::ClassShift` and
+/// `labelfree::ErrorModel`.
 #[pyfunction]
 #[pyo3(signature = (calibration_args, stats, predicted, error_alpha, known_errors, metrics, target, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, error_tilt = None, class_shift = None, tilt_correlation = None, class_moves = None))]
 #[allow(clippy::too_many_arguments)]
@@ -449,7 +451,7 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
     error_tilt: Option<PyReadonlyArray3<'py, f64>>,
     class_shift: Option<(PyReadonlyArray2<'py, f64>, PyReadonlyArray2<'py, f64>)>,
     tilt_correlation: Option<Vec<f64>>,
-    class_moves: Option<(f64, PyReadonlyArray2<'py, f64>)>,
+    class_moves: Option<(f64, PyReadonlyArray2<'py, f64>, PyReadonlyArray3<'py, f64>)>,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let (target, mode) = target_and_mode(&target, "reference")?;
@@ -467,12 +469,27 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
             metrics::MulticlassMetric::from_parts(name, average, *class, beta, n_classes)
         })
         .collect::<crate::Result<Vec<_>>>()?;
+    let chunks = chunk_inputs(&stats, cal.n_bins())?;
+    let move_share = match &class_moves {
+        None => Vec::new(),
+        Some((_, _, share)) => {
+            let shape = share.as_array().shape().to_vec();
+            if shape != [chunks.len(), cal.n_bins(), n_classes] {
+                return Err(PyValueError::new_err(format!(
+                    "class_moves needs move shares of shape ({}, {}, {n_classes}), got {shape:?}",
+                    chunks.len(),
+                    cal.n_bins()
+                )));
+            }
+            flat(share).into_owned()
+        }
+    };
     let errors = labelfree::ErrorModel {
         n_classes,
         predicted,
         alpha: flat(&error_alpha).into_owned(),
+        move_share,
     };
-    let chunks = chunk_inputs(&stats, cal.n_bins())?;
     if alpha_shape.len() == 3 && alpha_shape != [chunks.len(), cal.n_bins(), n_classes] {
         return Err(PyValueError::new_err(format!(
             "a per-chunk error_alpha must have shape ({}, {}, {n_classes}), got {alpha_shape:?}",
@@ -526,7 +543,7 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
         }
         let (move_sd, move_loading) = match &class_moves {
             None => (0.0, Vec::new()),
-            Some((move_sd, loading)) => {
+            Some((move_sd, loading, _)) => {
                 let loading = loading.as_array();
                 if loading.shape() != [cal.n_bins(), n_classes] {
                     return Err(PyValueError::new_err(format!(

@@ -117,9 +117,10 @@ from probeval.labelfree.multiclass import (
     error_movement,
     fit_bins,
     known_errors,
-    other_score_shares,
+    move_shares,
     period_errors,
     pseudo_scores,
+    score_share_moments,
     tilt_class_correlation,
 )
 from probeval.labels.confusion import ConfusionMatrix
@@ -961,13 +962,15 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         drift = self._drift_args(drift_model, calibration, stats)
         draws = np.empty((len(chunks), 0, n))
         if confusion_specs:
-            from_scores = None
-            if bins.score_shares is not None and self.method != "pooled":
+            from_scores, moves = None, None
+            if self.method != "pooled":
                 group = np.repeat(np.arange(len(chunks)), [c.n_rows for c in chunks])
-                shares, _ = other_score_shares(
+                shares, squares, _ = score_share_moments(
                     bins, u[order], predicted[order], matrix, group, len(chunks), rows=order
                 )
-                from_scores = error_alpha_from_scores(bins, shares)
+                if bins.score_shares is not None:
+                    from_scores = error_alpha_from_scores(bins, shares)
+                moves = self._class_moves(_any_known(known), move_shares(bins, shares, squares))
             error_alpha, error_tilt = self._error_model(
                 chunks, table, _any_known(known), from_scores
             )
@@ -987,7 +990,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 error_tilt,
                 None if drift is None else self._class_shift(chunks, stats, drift_model),
                 None if drift is None else self._tilt_correlation(chunks),
-                None if drift is None else self._class_moves(_any_known(known)),
+                None if drift is None else moves,
             )
         # Each class's one-vs-rest draws (classes, chunks, draws) of every ranking metric asked
         # for, with ROC AUC's always (their order carries the classes' correlation), and of
@@ -1291,15 +1294,19 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         bins: MulticlassBins = self._state()["bins"]
         return chunk_class_shifts(self._class_shift_sd(chunks), stats, bins, drift.bin_sd)
 
-    def _class_moves(self, labelled: bool) -> tuple[float, np.ndarray] | None:
+    def _class_moves(
+        self, labelled: bool, shares: np.ndarray
+    ) -> tuple[float, np.ndarray, np.ndarray] | None:
         """A multiclass fit's unseen drift for the core: each class's log-odds at the same
         scores moves by N(0, s²/2) (with two classes, P(y = 1 | score) by the binary unseen
         drift s), moving every confidence bin by its loading (:func:`class_move_loading`) and
-        the error shares' tilt; None without unseen drift (:meth:`_unseen`)."""
+        each bin's error shares by its ``shares`` of the move (chunks, bins, K;
+        :func:`move_shares`); None without unseen drift (:meth:`_unseen`)."""
         unseen = self._unseen(labelled)
         if unseen <= 0:
             return None
-        return unseen / math.sqrt(2.0), class_move_loading(self._state()["bins"])
+        loading = class_move_loading(self._state()["bins"])
+        return unseen / math.sqrt(2.0), loading, np.ascontiguousarray(shares)
 
     def _unseen(self, labelled: bool) -> float:
         """The unseen drift's sd: ``unseen_drift`` until production rows have labels. Then
