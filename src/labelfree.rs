@@ -2186,18 +2186,20 @@ impl Sink for MulticlassSink<'_> {
                 let alpha = &self.errors.alpha_of(chunk)[i * k..(i + 1) * k];
                 let known = &errors.known[i * k..(i + 1) * k];
                 // The classes' moves tilt the bin's shares too, each by its move share.
-                let bin_tilt = &mut scratch.bin_tilt;
-                bin_tilt.copy_from_slice(&scratch.tilt);
-                if !moves.is_empty() {
+                let bin_tilt: &[f64] = if moves.is_empty() {
+                    &scratch.tilt
+                } else {
                     let share = self.errors.move_share_of(chunk, i);
-                    for (j, (w, e)) in bin_tilt.iter_mut().zip(moves).enumerate() {
+                    scratch.bin_tilt.copy_from_slice(&scratch.tilt);
+                    for (j, (w, e)) in scratch.bin_tilt.iter_mut().zip(moves).enumerate() {
                         // The predicted class holds no share of the bin's mistakes.
                         if j != c {
                             let kappa = share.map_or(1.0, |v| v[j]);
                             *w *= (kappa * e).clamp(-MAX_TILT, MAX_TILT).exp();
                         }
                     }
-                }
+                    &scratch.bin_tilt
+                };
                 let (mut weight, mut tilted) = (0.0, 0.0);
                 for (j, (a, w)) in alpha.iter().zip(bin_tilt.iter()).enumerate() {
                     if j != c {

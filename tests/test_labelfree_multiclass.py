@@ -406,55 +406,35 @@ def test_tilted_error_shares_match_a_numpy_draw_of_the_same_model() -> None:
     drift = hierarchical._drift_args(hierarchical._drift_for(make_chunks(u.shape[0], n_chunks=1)))
     assert drift is not None
     shift = (np.zeros((1, bins.n_bins)), np.zeros((1, k)))
-    for bad in ((shift[0][:, :1], shift[1]), (shift[0], np.zeros((2, k)))):
-        with pytest.raises(ValueError, match="class_shift needs offsets of shape"):
+
+    def refused(match: str, *optional: Any) -> None:
+        """The core refuses these arguments after ``zero_division`` with ``match``."""
+        with pytest.raises(ValueError, match=match):
             _core.labelfree_estimate_multiclass(
-                *args, known, specs, "population", 10, 3, 1.0, 0.0, drift, None, bad
+                *args, known, specs, "population", 10, 3, 1.0, 0.0, *optional
             )
-    with pytest.raises(ValueError, match="class shift needs"):
-        _core.labelfree_estimate_multiclass(
-            *args,
-            known,
-            specs,
-            "population",
-            10,
-            3,
-            1.0,
-            0.0,
-            drift,
-            None,
-            (shift[0], -1 - shift[1]),
-        )
+
+    for bad in ((shift[0][:, :1], shift[1]), (shift[0], np.zeros((2, k)))):
+        refused("class_shift needs offsets of shape", drift, None, bad)
+    refused("class shift needs", drift, None, (shift[0], -1 - shift[1]))
     # The classes' moves go with a class shift; their loading and move shares are shaped by
     # the bins and chunks, their sd finite and >= 0.
     loading, share = np.zeros((bins.n_bins, k)), np.ones((1, bins.n_bins, k))
-    tail = (drift, None, shift, None)
     for moves, message in (
         ((0.05, loading[:, :1], share), "loading of shape"),
         ((0.05, loading, share[:, :1]), "move shares of shape"),
         ((-0.05, loading, share), "class moves need"),
         ((0.05, loading, -share), "move shares must be finite"),
     ):
-        with pytest.raises(ValueError, match=message):
-            _core.labelfree_estimate_multiclass(
-                *args, known, specs, "population", 10, 3, 1.0, 0.0, *tail, moves
-            )
-    with pytest.raises(ValueError, match="class_moves needs drift_args and class_shift"):
-        _core.labelfree_estimate_multiclass(
-            *args,
-            known,
-            specs,
-            "population",
-            10,
-            3,
-            1.0,
-            0.0,
-            drift,
-            None,
-            None,
-            None,
-            (0.05, loading, share),
-        )
+        refused(message, drift, None, shift, None, moves)
+    refused(
+        "class_moves needs drift_args and class_shift",
+        drift,
+        None,
+        None,
+        None,
+        (0.05, loading, share),
+    )
 
 
 def test_string_and_integer_labels_give_identical_results() -> None:

@@ -970,7 +970,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 )
                 if bins.score_shares is not None:
                     from_scores = error_alpha_from_scores(bins, shares)
-                moves = self._class_moves(_any_known(known), move_shares(bins, shares, squares))
+                moves = self._class_moves(_any_known(known), shares, squares)
             error_alpha, error_tilt = self._error_model(
                 chunks, table, _any_known(known), from_scores
             )
@@ -1295,18 +1295,20 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         return chunk_class_shifts(self._class_shift_sd(chunks), stats, bins, drift.bin_sd)
 
     def _class_moves(
-        self, labelled: bool, shares: np.ndarray
+        self, labelled: bool, means: np.ndarray, squares: np.ndarray
     ) -> tuple[float, np.ndarray, np.ndarray] | None:
         """A multiclass fit's unseen drift for the core: each class's log-odds at the same
         scores moves by N(0, s²/2) (with two classes, P(y = 1 | score) by the binary unseen
         drift s), moving every confidence bin by its loading (:func:`class_move_loading`) and
-        each bin's error shares by its ``shares`` of the move (chunks, bins, K;
-        :func:`move_shares`); None without unseen drift (:meth:`_unseen`)."""
+        each chunk's bin's error shares by its share of the move, from its rows' shares'
+        ``means`` and mean ``squares`` (chunks, bins, K; :func:`move_shares`); None without
+        unseen drift (:meth:`_unseen`)."""
         unseen = self._unseen(labelled)
         if unseen <= 0:
             return None
-        loading = class_move_loading(self._state()["bins"])
-        return unseen / math.sqrt(2.0), loading, np.ascontiguousarray(shares)
+        bins: MulticlassBins = self._state()["bins"]
+        shares = np.ascontiguousarray(move_shares(bins, means, squares))
+        return unseen / math.sqrt(2.0), class_move_loading(bins), shares
 
     def _unseen(self, labelled: bool) -> float:
         """The unseen drift's sd: ``unseen_drift`` until production rows have labels. Then
