@@ -1457,12 +1457,59 @@ def test_multiclass_card_tiers_before_and_after_the_shift() -> None:
 # ------------------------------------------------------- calibration that follows the scores
 
 
+def _restricted_tau(effect: np.ndarray, noise: np.ndarray, level: np.ndarray) -> float:
+    """Oracle: the τ on the drift module's grid that maximises the restricted likelihood of
+    effect ~ N(c + g level, diag(noise + τ²)), c and g flat, by plain matrix algebra:
+    -(log|V| + log|XᵀV⁻¹X| + rᵀV⁻¹r) / 2 with r the generalised least-squares residual."""
+    from probeval.labelfree.drift import _TAU_GRID, _TAU_MAX
+
+    x = np.column_stack([np.ones_like(level), level])
+    best, best_tau = -np.inf, 0.0
+    for tau in np.linspace(0.0, _TAU_MAX, _TAU_GRID):
+        v_inv = np.diag(1.0 / (noise + tau**2))
+        info = x.T @ v_inv @ x
+        beta = np.linalg.solve(info, x.T @ v_inv @ effect)
+        r = effect - x @ beta
+        value = -0.5 * (np.log(noise + tau**2).sum() + np.linalg.slogdet(info)[1] + r @ v_inv @ r)
+        if value > best + 1e-12:
+            best, best_tau = value, float(tau)
+    return best_tau
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tau_with_the_level_as_covariate_is_the_restricted_likelihood(seed: int) -> None:
+    """τ of effects that move with their level: the restricted likelihood with the level as a
+    covariate (matrix oracle), the level's own part left out of τ; any multiple of the level
+    added to the effects leaves its posterior as it was."""
+    from probeval.labelfree.drift import tau_estimate, tau_posterior
+
+    rng = np.random.default_rng(40 + seed)
+    periods = int(rng.integers(3, 14))
+    level = rng.normal(0.0, 0.5, periods)
+    noise = rng.uniform(0.002, 0.05, periods)
+    effect = rng.choice([0.0, 0.7]) * level + rng.normal(0.0, np.sqrt(noise + 0.02))
+    assert tau_estimate(effect, noise, covariate=level) == pytest.approx(
+        _restricted_tau(effect, noise, level), abs=1e-12
+    )
+    _, posterior = tau_posterior(effect, noise, covariate=level)
+    _, moved = tau_posterior(effect + 1.3 * level, noise, covariate=level)
+    np.testing.assert_allclose(moved, posterior, rtol=1e-9, atol=1e-12)
+    # A constant covariate, or two periods, says nothing about a slope: as without one.
+    _, flat = tau_posterior(effect, noise)
+    np.testing.assert_array_equal(tau_posterior(effect, noise, covariate=np.ones(periods))[1], flat)
+    np.testing.assert_array_equal(
+        tau_posterior(effect[:2], noise[:2], covariate=level[:2])[1],
+        tau_posterior(effect[:2], noise[:2])[1],
+    )
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_coupling_matches_a_brute_force_posterior(seed: int) -> None:
     """The posterior mean and variance of a coupling slope (spike at 0 with STILL_PRIOR, slab
     N(0, sd^2)) against sums on a grid of (intercept, slope): the effects' Gaussian likelihood
-    with weights 1 / (noise + tau^2), a flat intercept integrated out."""
-    from probeval.labelfree.drift import STILL_PRIOR, _coupling, tau_estimate
+    with weights 1 / (noise + tau^2), a flat intercept integrated out, tau the spread the level
+    leaves (restricted likelihood, matrix oracle)."""
+    from probeval.labelfree.drift import STILL_PRIOR, _coupling
 
     rng = np.random.default_rng(seed)
     periods = int(rng.integers(3, 12))
@@ -1473,7 +1520,7 @@ def test_coupling_matches_a_brute_force_posterior(seed: int) -> None:
     prior_sd = float(rng.choice([0.25, 0.5]))
     mean, var = _coupling([effect], [noise], [level], prior_sd)
 
-    tau = tau_estimate(effect, noise)
+    tau = _restricted_tau(effect, noise, level)
     w = 1.0 / (noise + tau**2)
     g = np.linspace(-6.0, 6.0, 4001)
     c = np.linspace(effect.min() - 4.0, effect.max() + 4.0, 1601)
@@ -1497,8 +1544,9 @@ def test_coupling_matches_a_brute_force_posterior(seed: int) -> None:
 def test_one_coupling_of_several_calibrations_matches_a_brute_force_posterior(seed: int) -> None:
     """One slope for two or three calibrations (a multiclass model's one-vs-rest ones), each
     with its own intercept, periods, levels and tau: against the grid of slopes, every
-    intercept integrated out on its own grid (the likelihood factorises given the slope)."""
-    from probeval.labelfree.drift import STILL_PRIOR, _coupling, tau_estimate
+    intercept integrated out on its own grid (the likelihood factorises given the slope), each
+    calibration's tau the spread its level leaves."""
+    from probeval.labelfree.drift import STILL_PRIOR, _coupling
 
     rng = np.random.default_rng(100 + seed)
     effects, noises, levels = [], [], []
@@ -1517,7 +1565,7 @@ def test_one_coupling_of_several_calibrations_matches_a_brute_force_posterior(se
     g = np.linspace(-6.0, 6.0, 2001)
     log_lik = np.zeros(g.shape[0])
     for effect, noise, level in zip(effects, noises, levels, strict=True):
-        w = 1.0 / (noise + tau_estimate(effect, noise) ** 2)
+        w = 1.0 / (noise + _restricted_tau(effect, noise, level) ** 2)
         c = np.linspace(effect.min() - 8.0, effect.max() + 8.0, 1601)
         resid = effect[None, None, :] - c[None, :, None] - g[:, None, None] * level[None, None, :]
         one = -0.5 * (w * resid**2).sum(axis=2)

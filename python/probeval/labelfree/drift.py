@@ -345,21 +345,35 @@ def _slopes(
 
 
 def tau_posterior(
-    shift: np.ndarray, noise: np.ndarray, centred: bool = True
+    shift: np.ndarray,
+    noise: np.ndarray,
+    centred: bool = True,
+    covariate: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Posterior of a random effect's sd τ on a grid, from the periods' estimates (with their
     noise variances): restricted likelihood of δ̂_b ~ N(δ̄, u_b + τ²); ``centred`` False:
-    likelihood of δ̂_b ~ N(0, u_b + τ²) (effects around 0, not around their mean)."""
+    likelihood of δ̂_b ~ N(0, u_b + τ²) (effects around 0, not around their mean);
+    ``covariate`` x_b: restricted likelihood of δ̂_b ~ N(c + g x_b, u_b + τ²), c and g flat,
+    so that τ is the spread the covariate leaves (centred only; fewer than three periods or a
+    constant covariate: as without it)."""
     tau = np.linspace(0.0, _TAU_MAX, _TAU_GRID)
     var = noise[None, :] + tau[:, None] ** 2
     if centred:
         w = 1.0 / var
         mean = (w * shift).sum(axis=1) / w.sum(axis=1)
-        log_lik = -0.5 * (
-            np.log(var).sum(axis=1)
-            + np.log(w.sum(axis=1))
-            + (w * (shift[None, :] - mean[:, None]) ** 2).sum(axis=1)
-        )
+        resid2 = (w * (shift[None, :] - mean[:, None]) ** 2).sum(axis=1)
+        log_det = np.log(w.sum(axis=1))
+        if covariate is not None and covariate.shape[0] > 2 and np.ptp(covariate) > 0:
+            # Weighted regression on the covariate, per τ: what it explains leaves the
+            # residuals, its information (the weighted spread of x) joins the determinant.
+            x = covariate[None, :] - (w * covariate).sum(axis=1, keepdims=True) / w.sum(
+                axis=1, keepdims=True
+            )
+            sxx = (w * x**2).sum(axis=1)
+            sxy = (w * x * (shift[None, :] - mean[:, None])).sum(axis=1)
+            resid2 = resid2 - sxy**2 / sxx
+            log_det = log_det + np.log(sxx)
+        log_lik = -0.5 * (np.log(var).sum(axis=1) + log_det + resid2)
     else:
         log_lik = -0.5 * (np.log(var) + shift[None, :] ** 2 / var).sum(axis=1)
     # Prior: mass STILL_PRIOR on τ = 0 (no movement between periods, an ordinary hypothesis
@@ -371,15 +385,20 @@ def tau_posterior(
     return tau, weight / weight.sum()
 
 
-def tau_estimate(shift: np.ndarray, noise: np.ndarray, centred: bool = True) -> float:
+def tau_estimate(
+    shift: np.ndarray,
+    noise: np.ndarray,
+    centred: bool = True,
+    covariate: np.ndarray | None = None,
+) -> float:
     """τ at the maximum of the restricted likelihood of :func:`tau_posterior` (on its grid;
-    ``centred`` as there): the empirical-Bayes estimate of a random effect's sd, for the parts
-    of the model that take one sd rather than τ's whole posterior. With five windows a stable
-    reference cannot rule out a τ of a few hundredths, and the posterior mean of τ² keeps it;
-    the maximum is 0 there. Estimates that say nothing (noise far above any τ on the grid)
-    leave the likelihood flat, and the maximum at 0 too, where the posterior mean is the
-    prior's (0.89)."""
-    tau, posterior = tau_posterior(shift, noise, centred)
+    ``centred`` and ``covariate`` as there): the empirical-Bayes estimate of a random effect's
+    sd, for the parts of the model that take one sd rather than τ's whole posterior. With five
+    windows a stable reference cannot rule out a τ of a few hundredths, and the posterior mean
+    of τ² keeps it; the maximum is 0 there. Estimates that say nothing (noise far above any τ
+    on the grid) leave the likelihood flat, and the maximum at 0 too, where the posterior mean
+    is the prior's (0.89)."""
+    tau, posterior = tau_posterior(shift, noise, centred, covariate)
     prior = np.full(tau.shape[0], (1.0 - STILL_PRIOR) / (tau.shape[0] - 1))
     prior[0] = STILL_PRIOR
     return float(tau[np.argmax(posterior / prior)])
@@ -700,8 +719,13 @@ def _coupling(
     """Posterior mean and variance of the slope g of the periods' effects (shift or tilt, with
     their noise variances) on their scores' level, one slope for several calibrations k:
     effect_kp = c_k + g level_kp + u_kp, weights 1 / (noise_kp + tau_k^2) with tau_k the
-    effects' restricted maximum (:func:`tau_estimate`); prior g = 0 with probability
-    STILL_PRIOR (the calibration does not move with the level), otherwise N(0, prior_sd^2).
+    spread the level leaves (restricted maximum with the level as covariate,
+    :func:`tau_estimate`); prior g = 0 with probability STILL_PRIOR (the calibration does not
+    move with the level), otherwise N(0, prior_sd^2). With tau_k the effects' whole spread,
+    the part the level explains counted as noise: the slope's standard error came out too
+    large and the slope shrunk too far (> 60 min flights: shift 0.38 and tilt -0.14 per logit,
+    now 0.47 and -0.16, the windows' least squares 0.69 and -0.22; simulated drift that
+    follows the level, 30 streams: accuracy error .0138 -> .0081, ROC AUC .0106 -> .0080).
 
     Real calibrations move with what moves the scores: on 2013 flights (P(arrival > 60 min
     late) from the departure delay) the reference's windows with more late departures had
@@ -713,7 +737,7 @@ def _coupling(
     .0055 -> .0058 with the slab alone, .0057 with the spike; 30 streams: .0055 -> .0056)."""
     sxx = sxy = 0.0
     for effect, noise, level in zip(effects, noises, levels, strict=True):
-        tau = tau_estimate(effect, noise)
+        tau = tau_estimate(effect, noise, covariate=level)
         w = 1.0 / (noise + tau**2)
         centred = level - (w * level).sum() / w.sum()
         sxx += float((w * centred**2).sum())
