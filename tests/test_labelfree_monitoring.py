@@ -1494,9 +1494,10 @@ def test_tau_with_the_level_as_covariate_is_the_restricted_likelihood(seed: int)
     _, posterior = tau_posterior(effect, noise, covariate=level)
     _, moved = tau_posterior(effect + 1.3 * level, noise, covariate=level)
     np.testing.assert_allclose(moved, posterior, rtol=1e-9, atol=1e-12)
-    # A constant covariate, or two periods, says nothing about a slope: as without one.
+    # A (nearly) constant covariate, or two periods, says nothing about a slope: as without.
     _, flat = tau_posterior(effect, noise)
-    np.testing.assert_array_equal(tau_posterior(effect, noise, covariate=np.ones(periods))[1], flat)
+    for constant in (np.ones(periods), 1.0 + 1e-12 * level):
+        np.testing.assert_array_equal(tau_posterior(effect, noise, covariate=constant)[1], flat)
     np.testing.assert_array_equal(
         tau_posterior(effect[:2], noise[:2], covariate=level[:2])[1],
         tau_posterior(effect[:2], noise[:2])[1],

@@ -355,7 +355,7 @@ def tau_posterior(
     likelihood of δ̂_b ~ N(0, u_b + τ²) (effects around 0, not around their mean);
     ``covariate`` x_b: restricted likelihood of δ̂_b ~ N(c + g x_b, u_b + τ²), c and g flat,
     so that τ is the spread the covariate leaves (centred only; fewer than three periods or a
-    constant covariate: as without it)."""
+    covariate that spans under 1e-9: as without it)."""
     tau = np.linspace(0.0, _TAU_MAX, _TAU_GRID)
     var = noise[None, :] + tau[:, None] ** 2
     if centred:
@@ -363,7 +363,8 @@ def tau_posterior(
         mean = (w * shift).sum(axis=1) / w.sum(axis=1)
         resid2 = (w * (shift[None, :] - mean[:, None]) ** 2).sum(axis=1)
         log_det = np.log(w.sum(axis=1))
-        if covariate is not None and covariate.shape[0] > 2 and np.ptp(covariate) > 0:
+        # A covariate that hardly varies (levels are logits) says nothing about a slope.
+        if covariate is not None and covariate.shape[0] > 2 and np.ptp(covariate) > 1e-9:
             # Weighted regression on the covariate, per τ: what it explains leaves the
             # residuals, its information (the weighted spread of x) joins the determinant.
             x = covariate[None, :] - (w * covariate).sum(axis=1, keepdims=True) / w.sum(
