@@ -21,7 +21,6 @@ nothing moved beyond the reference.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -39,6 +38,8 @@ from tests._monitoring import (
     flights,
     simulated_streams,
 )
+
+from _harness import save
 
 
 def _merge(results: list[dict[str, dict[str, list[float]]]]) -> dict[str, list[float]]:
@@ -85,9 +86,7 @@ def main() -> None:
             cells = " ".join(f"{c:5.2f} / {e:6.4f}" for c, e in merged.values())
             print(f"{name:42s} {label:13s} {cells}", flush=True)
     print(f"({time.perf_counter() - start:.0f} s)")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(rows, out, indent=1)
+    save(args.json, rows)
 
 
 if __name__ == "__main__":

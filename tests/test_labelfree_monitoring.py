@@ -187,6 +187,7 @@ CLAIMED = [
     "rare positives",
     "rare positives + drift",
     "drift that follows the score level",
+    "tilt drift (sd 0.1)",
 ]
 
 
