@@ -975,12 +975,45 @@ def test_hierarchical_auc_is_centred_on_the_reference_it_came_from() -> None:
     assert means.mean() == pytest.approx(roc_auc_score(labels, scores), abs=tolerance)
 
 
-def _shift_prior_sd(drift: Any) -> float:
-    weight = np.exp(drift.shift_log_prior - drift.shift_log_prior.max())
+def _prior_variance(grid: np.ndarray, log_prior: np.ndarray) -> float:
+    weight = np.exp(log_prior - log_prior.max())
     weight /= weight.sum()
-    step = drift.shift[1] - drift.shift[0] if drift.shift.shape[0] > 1 else 0.0
+    step = grid[1] - grid[0] if grid.shape[0] > 1 else 0.0
     # The core smooths each grid point uniformly over its step.
-    return float(np.sqrt((weight * drift.shift**2).sum() + step**2 / 12))
+    return float((weight * grid**2).sum() + step**2 / 12)
+
+
+def _shift_prior_sd(drift: Any) -> float:
+    return float(np.sqrt(_prior_variance(drift.shift, drift.shift_log_prior)))
+
+
+def test_the_tilt_prior_is_the_windows_spread_widened(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new period's tilt prior is the windows' scale mixture with every τ 1.5 times as large
+    (production turns further than adjacent windows do): its variance is 2.25 times what the
+    windows alone give, and the shift's prior is untouched."""
+    import probeval.labelfree.drift as drift_module
+
+    rng = np.random.default_rng(21)
+    z = rng.normal(-0.6, 1.4, 20 * 2_000)
+    turn = np.repeat(1.0 + rng.normal(0.0, 0.15, 20), 2_000)
+    shift = np.repeat(rng.normal(0.0, 0.2, 20), 2_000)
+    labels = (rng.random(z.shape[0]) < 1.0 / (1.0 + np.exp(-(turn * z + shift)))).astype(int)
+    scores = 1.0 / (1.0 + np.exp(-z))
+    chunk = [Chunk(0, "0", np.arange(2_000))]
+
+    def drift() -> Any:
+        return pe.LabelFreeEstimator().fit(labels, scores, periods=20)._drift_for(chunk)
+
+    widened = drift()
+    monkeypatch.setattr(drift_module, "_TILT_WIDENING", 1.0)
+    windows = drift()
+    assert windows.tilt_sd > 0.05  # the windows do tilt
+    assert np.array_equal(widened.shift, windows.shift)
+    assert np.array_equal(widened.shift_log_prior, windows.shift_log_prior)
+    ratio = _prior_variance(widened.tilt, widened.tilt_log_prior) / _prior_variance(
+        windows.tilt, windows.tilt_log_prior
+    )
+    assert ratio == pytest.approx(1.5**2, rel=1e-9)
 
 
 @pytest.mark.parametrize("sd", [0.0, 0.5])
@@ -1404,7 +1437,8 @@ def test_multiclass_flights_before_and_after_the_shift() -> None:
     0.95) and .02859 vs .02909. Before each bin's rate prior sat at its mean score and each
     class's error tilt moved with its class shift: accuracy .01778 and .01330, macro F1 .01796
     and .01570, macro AUC .01484 and .01622, macro AP .02592 and .02861 (history in
-    docs/labelfree.md)."""
+    docs/labelfree.md). The tilt's widening (2026-11) moved these errors by at most .0001 and
+    macro AUC's coverage before the shift to 1.00."""
     stream = flights_multiclass()
     _multiclass_against_one_vs_rest(stream, stream.month >= 9)
 
@@ -1433,7 +1467,9 @@ def test_multiclass_flights_streams_not_tuned_on(features: str, cuts: tuple[floa
     .01635 / .01675, .01775 / .02427). Macro average precision before September: .02002 vs
     .01933 (+.0007 +- .0009), .02802 vs .03099, .01682 vs .01652 (+.0003 +- .0005), coverage
     1.00 / 1.00 / 1.00; after it .03474, .02516 and .02649 against .03531, .03210 and
-    .02633."""
+    .02633. The tilt's widening (2026-11) moved every error by at most .0003 (three-class
+    schedule macro F1 before September .02380 -> .02356) and macro AUC's coverage before
+    September to 1.00 in all three."""
     stream = flights_multiclass(features, cuts)
     _multiclass_against_one_vs_rest(stream, stream.month >= 9, after_checked=False)
 

@@ -268,8 +268,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         calibration, implied by the scores).
     method : "hierarchical" or "pooled"
         "hierarchical" (default) lets each chunk's calibration differ from the reference by as
-        much as the reference's own periods differ from each other, follows the scores inside a
-        bin, and updates a chunk's calibration with its known labels (``partial_labels``).
+        much as the reference's own periods differ from each other (its tilt, how far apart the
+        bins' rates are, by half as much again: production runs for longer than the periods
+        do), follows the scores inside a bin, and updates a chunk's calibration with its known
+        labels (``partial_labels``).
         "pooled" is the earlier algorithm: the pooled reference calibration, unchanged.
     unseen_drift : float
         Method "hierarchical": the standard deviation (logit) of a shift of production's
