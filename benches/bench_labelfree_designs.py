@@ -52,7 +52,7 @@ def main() -> None:
     runs = [("pooled", {"method": "pooled"}, 0.0), ("no labels", {}, 0.0)]
     if args.labels:
         runs.append((f"{args.labels:.0%} labelled", {}, args.labels))
-    pooled: dict[str, dict[str, dict[str, list[float]]]] = {
+    totals: dict[str, dict[str, dict[str, list[float]]]] = {
         label: {m: {"covered": [], "error": [], "z": []} for m in METRICS} for label, _, _ in runs
     }
     rows: dict[str, Any] = {}
@@ -61,22 +61,20 @@ def main() -> None:
         stream = flights(features, late, reference, model)
         for label, kwargs, fraction in runs:
             result = evaluate_stream(stream, kwargs, n_samples=args.draws, label_fraction=fraction)
-            cells = []
             for m in METRICS:
                 for key in ("covered", "error", "z"):
-                    pooled[label][m][key] += result[m][key]
-                cells.append(
-                    f"{np.mean(result[m]['covered']):5.2f} / {np.mean(result[m]['error']):.4f}"
-                )
-                rows[f"{stream.name} / {label}"] = {
-                    m: [float(np.mean(result[m]["covered"])), float(np.mean(result[m]["error"]))]
-                    for m in METRICS
-                }
-            print(f"{stream.name:62s} {label:>12s} " + " ".join(cells), flush=True)
+                    totals[label][m][key] += result[m][key]
+            means = {
+                m: [float(np.mean(result[m]["covered"])), float(np.mean(result[m]["error"]))]
+                for m in METRICS
+            }
+            rows[f"{stream.name} / {label}"] = means
+            cells = " ".join(f"{c:5.2f} / {e:.4f}" for c, e in means.values())
+            print(f"{stream.name:62s} {label:>12s} {cells}", flush=True)
     for label, _, _ in runs:
         print(f"\nall {len(DESIGNS)} designs, {label}:")
         for m in METRICS:
-            part = pooled[label][m]
+            part = totals[label][m]
             z = np.asarray(part["z"])
             print(
                 f"  {m:9s} chunks {len(part['covered'])} coverage {np.mean(part['covered']):.3f} "
