@@ -22,13 +22,15 @@ CHUNK = 5_000
 
 @dataclass
 class Stream:
-    """Reference rows (labels, scores, period of each row) and production rows, in time order."""
+    """Reference rows (labels, scores, period of each row) and production rows, in time order;
+    a simulated stream also keeps each production row's true P(y = 1) (``probabilities``)."""
 
     name: str
     ref_labels: np.ndarray
     ref_scores: np.ndarray
     labels: np.ndarray
     scores: np.ndarray
+    probabilities: np.ndarray | None = None
 
 
 def _expit(x: np.ndarray) -> np.ndarray:
@@ -103,7 +105,9 @@ def simulate(
     level_shift, level_tilt = s.get("level_shift", 0.0), s.get("level_tilt", 0.0)
     tilt_sd = s.get("tilt", 0.0)
 
-    def period(n: int, production: bool, shifted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def period(
+        n: int, production: bool, shifted: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # The period's scores sit `level` (logit) off the centre; with level_shift and
         # level_tilt its calibration moves and turns with them (what moves the scores moves
         # the labels too).
@@ -117,8 +121,9 @@ def simulate(
         truth = base + 0.6 + slope * turn * (z + 0.6) + shift
         if production:
             truth = truth + np.log(odds) + unseen
-        labels = (rng.random(n) < _expit(truth)).astype(np.int64)
-        return labels, scores
+        probabilities = _expit(truth)
+        labels = (rng.random(n) < probabilities).astype(np.int64)
+        return labels, scores, probabilities
 
     ref = [period(n_reference // periods, False) for _ in range(periods)]
     prod = [period(CHUNK, True, c >= shifted_from) for c in range(n_chunks)]
@@ -128,6 +133,7 @@ def simulate(
         np.concatenate([r[1] for r in ref]),
         np.concatenate([p[0] for p in prod]),
         np.concatenate([p[1] for p in prod]),
+        np.concatenate([p[2] for p in prod]),
     )
 
 
@@ -309,6 +315,58 @@ def realized(labels: np.ndarray, scores: np.ndarray, threshold: float = 0.5) -> 
 METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc")
 
 
+def labelled_rows(stream: Stream, seed: int, label_fraction: float) -> np.ndarray:
+    """Which production rows :func:`evaluate_stream` passes as partial labels for ``seed``."""
+    rng = np.random.default_rng(seed + 10_000)
+    known: np.ndarray = np.less(rng.random(stream.labels.shape[0]), label_fraction)
+    return known
+
+
+def oracle_errors(
+    stream: Stream, *, seed: int = 0, label_fraction: float = 0.0, draws: int = 400
+) -> dict[str, list[float]]:
+    """The error floor of a realized-target estimate of a simulated stream: per metric and
+    chunk (as :func:`evaluate_stream` makes them), |E[metric] - realized| where the expectation
+    knows every row's true P(y = 1) and the rows :func:`evaluate_stream` labels (``seed``,
+    ``label_fraction``) and draws the other rows' labels ``draws`` times. No estimate can get
+    closer on average: what is left is the unlabelled rows' own outcomes."""
+    assert stream.probabilities is not None, "a simulated stream keeps its probabilities"
+    known = labelled_rows(stream, seed, label_fraction) if label_fraction else None
+    rng = np.random.default_rng(seed + 20_000)
+    out: dict[str, list[float]] = {metric: [] for metric in METRICS}
+    for start in range(0, stream.labels.shape[0] - CHUNK // 2 + 1, CHUNK):
+        rows = slice(start, start + CHUNK)
+        scores, labels = stream.scores[rows], stream.labels[rows]
+        n = scores.shape[0]
+        outcomes = rng.random((draws, n)) < stream.probabilities[rows]
+        if known is not None:
+            outcomes = np.where(known[rows], labels == 1, outcomes)
+        # The last row is what happened.
+        outcomes = np.vstack([outcomes, labels[None, :] == 1]).astype(np.float64)
+        predicted = scores > 0.5
+        tp = outcomes[:, predicted].sum(axis=1)
+        fp = predicted.sum() - tp
+        positives = outcomes.sum(axis=1)
+        fn = positives - tp
+        order = np.argsort(scores, kind="stable")
+        _, first, counts = np.unique(scores[order], return_index=True, return_counts=True)
+        ranks = np.empty(n)
+        ranks[order] = np.repeat(first + (counts + 1) / 2.0, counts)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = {
+                "accuracy": (n - fp - fn) / n,
+                "precision": np.where(tp + fp > 0, tp / (tp + fp), 0.0),
+                "recall": np.where(positives > 0, tp / positives, 0.0),
+                "f1": np.where(tp > 0, 2 * tp / (2 * tp + fp + fn), 0.0),
+                "roc_auc": (outcomes @ ranks - positives * (positives + 1) / 2)
+                / (positives * (n - positives)),
+            }
+        for metric in METRICS:
+            value = values[metric]
+            out[metric].append(abs(float(np.nanmean(value[:-1])) - float(value[-1])))
+    return out
+
+
 def evaluate_stream(
     stream: Stream,
     estimator_kwargs: dict[str, Any] | None = None,
@@ -330,9 +388,8 @@ def evaluate_stream(
     estimator.fit(stream.ref_labels, stream.ref_scores)
     partial = None
     if label_fraction:
-        rng = np.random.default_rng(seed + 10_000)
-        partial = np.where(rng.random(stream.labels.shape[0]) < label_fraction, stream.labels, -1)
-        partial = np.where(partial < 0, np.nan, partial)
+        known = labelled_rows(stream, seed, label_fraction)
+        partial = np.where(known, stream.labels, np.nan)
     kwargs: dict[str, Any] = {} if partial is None else {"partial_labels": partial}
     result = estimator.estimate(
         stream.scores,
