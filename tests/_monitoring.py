@@ -284,6 +284,15 @@ def california_housing() -> Stream:
     )
 
 
+def midranks(scores: np.ndarray) -> np.ndarray:
+    """Each score's rank among ``scores`` (1-based), ties sharing their mean rank."""
+    order = np.argsort(scores, kind="stable")
+    _, first, counts = np.unique(scores[order], return_index=True, return_counts=True)
+    ranks = np.empty(scores.shape[0])
+    ranks[order] = np.repeat(first + (counts + 1) / 2.0, counts)
+    return ranks
+
+
 def realized(labels: np.ndarray, scores: np.ndarray, threshold: float = 0.5) -> dict[str, float]:
     """Accuracy, precision, recall, F1 and ROC AUC measured on labelled rows (numpy; the AUC by
     the rank formula with midranks)."""
@@ -296,12 +305,7 @@ def realized(labels: np.ndarray, scores: np.ndarray, threshold: float = 0.5) -> 
     out["precision"] = tp / (tp + fp) if tp + fp else 0.0
     out["recall"] = tp / (tp + fn) if tp + fn else 0.0
     out["f1"] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-    order = np.argsort(scores, kind="stable")
-    ranks = np.empty(n)
-    sorted_scores = scores[order]
-    _, first, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
-    midranks = first + (counts + 1) / 2.0
-    ranks[order] = np.repeat(midranks, counts)
+    ranks = midranks(scores)
     n_pos = int(labels.sum())
     n_neg = n - n_pos
     out["roc_auc"] = (
@@ -348,10 +352,7 @@ def oracle_errors(
         fp = predicted.sum() - tp
         positives = outcomes.sum(axis=1)
         fn = positives - tp
-        order = np.argsort(scores, kind="stable")
-        _, first, counts = np.unique(scores[order], return_index=True, return_counts=True)
-        ranks = np.empty(n)
-        ranks[order] = np.repeat(first + (counts + 1) / 2.0, counts)
+        ranks = midranks(scores)
         with np.errstate(invalid="ignore", divide="ignore"):
             values = {
                 "accuracy": (n - fp - fn) / n,

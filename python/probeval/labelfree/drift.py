@@ -587,8 +587,7 @@ def _period_effects(sums: np.ndarray, score_scale: float, coupled: bool) -> _Per
     expected = np.clip(rate + slope * (mean_s - ref_mean), 1e-4, 1 - 1e-4)
     # logit P(y) = logit(expected) + a + b * spread, per period.
     info, _ = _recalibration_step(pn, px, expected, spread, np.zeros((pn.shape[0], 2)))
-    periods = (pn > 0).sum(axis=1) >= 2
-    periods &= np.abs(np.linalg.det(info)) > 1e-9 * np.maximum(info[:, 0, 0], 1.0) ** 2
+    periods = ((pn > 0).sum(axis=1) >= 2) & _invertible(info)
     effect = inverse = level = None
     if periods.sum() >= 3:
         effect, inverse = _fit_recalibrations(pn[periods], px[periods], expected[periods], spread)
@@ -654,9 +653,8 @@ def _fit_recalibrations(
     0.95, its error .0295 -> .0288; the simulations, whose periods move by about 0.1, within
     0.01 and .0001). A period whose fit runs away (every bin all positive or all negative)
     keeps the one step."""
-    zero = np.zeros((pn.shape[0], 2))
-    info, score = _recalibration_step(pn, px, expected, spread, zero)
-    one_step = np.linalg.solve(info, score[..., None])[..., 0]
+    first, score = _recalibration_step(pn, px, expected, spread, np.zeros((pn.shape[0], 2)))
+    one_step = np.linalg.solve(first, score[..., None])[..., 0]
     effect = one_step
     for _ in range(_NEWTON_STEPS - 1):
         info, score = _recalibration_step(pn, px, expected, spread, effect)
@@ -668,7 +666,6 @@ def _fit_recalibrations(
             break
     info = _recalibration_step(pn, px, expected, spread, effect)[0]
     ok = _invertible(info) & np.isfinite(effect).all(axis=1)
-    first = _recalibration_step(pn, px, expected, spread, zero)[0]
     effect = np.where(ok[:, None], effect, one_step)
     inverse = np.linalg.inv(np.where(ok[:, None, None], info, first))
     return effect, inverse
