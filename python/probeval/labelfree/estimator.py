@@ -1165,8 +1165,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         # shift, a multiclass model's one-vs-rest ones (_class_drifts) and, through each
         # class's own move, its confidence bins and error shares (_class_moves).
         unseen = 0.0 if state["kind"] == "multiclass" else self._unseen(labelled)
-        cache: dict[tuple[int | None, float], Drift] = state.setdefault("drift_cache", {})
-        key = (windows, unseen)
+        cache: dict[tuple[int | None, float, bool], Drift] = state.setdefault("drift_cache", {})
+        key = (windows, unseen, labelled)
         if key not in cache:
             sums = state["period_sums"]
             cache[key] = learn_drift(
@@ -1176,6 +1176,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 # A multiclass model's confidence calibration keeps its drift uncoupled; its
                 # one-vs-rest calibrations follow their levels (_class_drifts).
                 coupled=state["kind"] != "multiclass",
+                explained_spread=not labelled,
             )
         return cache[key]
 
@@ -1196,16 +1197,18 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         whether any class moves between periods, and the slopes on the scores' level."""
         state = self._state()
         windows = self._drift_windows(chunks)
-        cache: dict[tuple[int | None, float], list[Drift]] = state.setdefault(
+        cache: dict[tuple[int | None, float, bool], list[Drift]] = state.setdefault(
             "class_drift_cache", {}
         )
         unseen = self._unseen(labelled)
-        key = (windows, unseen)
+        key = (windows, unseen, labelled)
         if key not in cache:
             sums = [one._state()["period_sums"] for one in state["ovr"]]
             if windows is not None:
                 sums = [merge_periods(part, windows) for part in sums]
-            cache[key] = learn_drifts(sums, [1.0] * len(sums), unseen, coupled=True)
+            cache[key] = learn_drifts(
+                sums, [1.0] * len(sums), unseen, coupled=True, explained_spread=not labelled
+            )
         return cache[key]
 
     def _error_model(
