@@ -1919,3 +1919,46 @@ def test_period_recalibrations_solve_the_score_equations(
     _, score = _recalibration_step(pn, px, expected, spread, effect)
     fitted = ~np.all(effect == one_step, axis=1)
     assert np.all(np.abs(score[fitted]) <= 1e-6 * pn[fitted].sum(axis=1, keepdims=True))
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    periods=st.integers(3, 8),
+    level_sd=st.floats(0.0, 1.0),
+    per_level=st.floats(-0.5, 0.5),
+)
+@settings(max_examples=40, deadline=None)
+def test_explained_spread_changes_only_the_tilts_spread(
+    seed: int, periods: int, level_sd: float, per_level: float
+) -> None:
+    """Whatever the periods: keeping the spread the level explains changes the tilt's τ and
+    prior and nothing else, and that τ is the posterior's of the periods' whole tilts."""
+    from probeval.labelfree.drift import (
+        _period_effects,
+        learn_drift,
+        period_sums,
+        tau_posterior,
+    )
+
+    rng = np.random.default_rng(seed)
+    rows = 1_500
+    location = np.repeat(rng.normal(0.0, level_sd, periods), rows)
+    z = rng.normal(-0.6 + location, 1.4)
+    labels = rng.random(z.size) < 1.0 / (1.0 + np.exp(-((1 + per_level * location) * (z + 0.6))))
+    scores = 1.0 / (1.0 + np.exp(-z))
+    edges = np.quantile(scores, np.linspace(0.1, 0.9, 9))
+    period = np.repeat(np.arange(periods), rows)
+    positive = labels.astype(float)
+    sums = period_sums(edges, scores, positive, 1.0 - positive, period, periods)
+    narrow = learn_drift(sums, coupled=True)
+    whole = learn_drift(sums, coupled=True, explained_spread=True)
+    tilt_fields = {"tilt", "tilt_log_prior", "tilt_sd"}
+    for name, value in narrow.__dict__.items():
+        if name not in tilt_fields:
+            np.testing.assert_array_equal(getattr(whole, name), value, err_msg=name)
+    assert np.isfinite(whole.tilt).all()
+    assert whole.tilt_log_prior.max() == 0.0
+    frame = _period_effects(sums, 1.0, True)
+    if frame.effect is not None and frame.inverse is not None:
+        grid, weight = tau_posterior(frame.effect[:, 1], frame.inverse[:, 1, 1])
+        assert whole.tilt_sd == pytest.approx(float((grid * weight).sum()), rel=1e-12)
