@@ -1158,7 +1158,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
     def _drift_for(self, chunks: list[Chunk], labelled: bool = False) -> Drift:
         """The drift between stretches of time the size of these chunks (median rows): the
         declared periods' as they are; default blocks added up into that many rows each.
-        ``labelled``: some production rows have labels (:meth:`_unseen`)."""
+        ``labelled``: some production rows have labels (:meth:`_unseen`); without any, the
+        tilt's spread keeps the part the level explains (``explained_spread``,
+        :func:`learn_drifts`)."""
         state = self._state()
         windows = self._drift_windows(chunks)
         # The unseen drift moves each class's rate at the same scores: a binary calibration's
@@ -1194,7 +1196,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
     def _class_drifts(self, chunks: list[Chunk], labelled: bool = False) -> list[Drift]:
         """The drifts of a multiclass fit's one-vs-rest calibrations for these chunks, learned
         from all classes together (:func:`learn_drifts`): the sd of the bins' own deviations,
-        whether any class moves between periods, and the slopes on the scores' level."""
+        whether any class moves between periods, and the slopes on the scores' level;
+        ``labelled`` as for :meth:`_drift_for`."""
         state = self._state()
         windows = self._drift_windows(chunks)
         cache: dict[tuple[int | None, float, bool], list[Drift]] = state.setdefault(
