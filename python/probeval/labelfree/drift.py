@@ -57,6 +57,7 @@ __all__ = [
     "learn_drifts",
     "merge_periods",
     "period_sums",
+    "production_bin_offsets",
     "production_priors",
     "production_walk_priors",
     "score_shift_distance",
@@ -1147,6 +1148,81 @@ def production_priors(
     for row, chunk in enumerate(np.flatnonzero(labelled)):
         out[chunk] = prior(total - terms[row])
     return out
+
+
+#: Prior mass on "no bin of production moved off its chunk's shift and tilt"
+#: (:func:`production_bin_offsets`); otherwise a share ε of the bins (uniform) moved by
+#: N(0, ω²), ω on a log grid (uniform). With 0.7 (the shift's :data:`_NOT_MOVED`), 250 labels
+#: over a stable 60,000-row stream widened its ROC AUC HDIs 1.28 times against none (1.11
+#: before the offsets); with 0.85, 1.19 times, the 24 flights designs with 5% labelled
+#: covering precision / recall / F1 0.949 / 0.936 / 0.938 (0.7: 0.948 / 0.932 / 0.941). With
+#: every bin's offset N(0, ω²) and ω by moments instead, ω came out above 0 half the time by
+#: chance and the errors with labels grew by up to 18% in simulations whose bins never move;
+#: and one bin that moved by 0.8 logit was shrunk to 0.56 while the nine that did not took
+#: its spread.
+BIN_NOT_MOVED = 0.85
+_BIN_MOVED_SHARE = np.linspace(0.05, 1.0, 20)
+_BIN_OFFSET_SPREAD = np.geomspace(0.02, 2.0, 30)
+
+
+def production_bin_offsets(
+    expected_logit: np.ndarray, pos: np.ndarray, neg: np.ndarray, bin_sd: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per bin, the posterior mean and variance (logit) of a lasting offset of its rate in
+    production beyond each chunk's shift and tilt, from the labelled rows of every chunk
+    (``pos``, ``neg``: chunks x bins) around the rates those give (``expected_logit``).
+    Each bin's fitted offset over the chunks (its information shrunk by the cells' own
+    deviations, ``bin_sd``) with its noise variance v. No bin moved (prior mass
+    :data:`BIN_NOT_MOVED`), or a share ε of them, each by N(0, ω²): an estimate is N(0, v)
+    or N(0, v + ω²), and (ε, ω) are learned from all bins together. A bin without labels gets
+    mean 0 and the variance the others show."""
+    n = pos + neg
+    # Each bin's maximum-likelihood offset over the chunks (Newton's method from 0; a single
+    # step took a 0.8 logit offset for 0.6), its information shrunk by the cells' own
+    # deviations.
+    offset = np.zeros(n.shape[1])
+    for _ in range(_NEWTON_STEPS):
+        rate = 1.0 / (1.0 + np.exp(-np.clip(expected_logit + offset, -700.0, 700.0)))
+        binomial = n * rate * (1.0 - rate)
+        total_info = binomial.sum(axis=0)
+        ok = total_info > 1e-9
+        step = np.where(ok, (pos - n * rate).sum(axis=0) / np.maximum(total_info, 1e-300), 0.0)
+        offset = offset + np.clip(step, -2.0, 2.0)
+        if np.all(np.abs(step) < 1e-9):
+            break
+    weight = (binomial / (1.0 + binomial * bin_sd**2)).sum(axis=0)
+    seen = weight > 1e-9
+    mean, var = np.zeros(n.shape[1]), np.zeros(n.shape[1])
+    if not seen.any():
+        return mean, var
+    estimate = offset[seen]
+    noise = 1.0 / weight[seen]
+    omega2 = _BIN_OFFSET_SPREAD[:, None] ** 2
+    total = noise[None, :] + omega2
+    # Per ω and bin, the log density of the estimate if it moved, and if it did not.
+    log_moved = -0.5 * (np.log(total) + estimate**2 / total)
+    log_still = -0.5 * (np.log(noise) + estimate**2 / noise)
+    eps = _BIN_MOVED_SHARE[:, None, None]
+    with np.errstate(divide="ignore"):
+        log_mix = np.logaddexp(np.log(1.0 - eps) + log_still, np.log(eps) + log_moved)
+    log_evidence = log_mix.sum(axis=2)  # (ε, ω)
+    prior_moved = math.log((1 - BIN_NOT_MOVED) / log_evidence.size)
+    none = math.log(BIN_NOT_MOVED) + float(log_still.sum())
+    top = max(none, float(log_evidence.max()) + prior_moved)
+    post = np.exp(log_evidence + prior_moved - top)
+    scale = math.exp(none - top) + float(post.sum())
+    post /= scale
+    # Each bin's chance of having moved, given (ε, ω), and its moments if it did.
+    slab = np.exp(np.log(eps) + log_moved - log_mix)
+    shrink = omega2 / total
+    first = shrink * estimate
+    second = shrink * noise + first**2
+    mean[seen] = (post[..., None] * slab * first).sum(axis=(0, 1))
+    var[seen] = np.maximum(
+        (post[..., None] * slab * second).sum(axis=(0, 1)) - mean[seen] ** 2, 0.0
+    )
+    var[~seen] = float((post * eps[..., 0] * omega2[:, 0][None, :]).sum())
+    return mean, var
 
 
 #: Production's own course through time, for the shift a once labels arrive
