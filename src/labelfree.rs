@@ -700,6 +700,18 @@ impl Grid {
         }
     }
 
+    /// The mean of the grid's values under the log-density `log_prior` (one of its priors).
+    fn mean_under(&self, log_prior: &[f64]) -> f64 {
+        let top = log_prior.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (mut total, mut sum) = (0.0, 0.0);
+        for (v, p) in self.values.iter().zip(log_prior) {
+            let w = (p - top).exp();
+            total += w;
+            sum += w * v;
+        }
+        sum / total
+    }
+
     /// The spacing (0 for a single point).
     fn step(&self) -> f64 {
         if self.values.len() > 1 {
@@ -1232,6 +1244,33 @@ pub fn drift_shift_posteriors(
     let centre_shift = drift.centre_shifts(cal);
     parallel::map(chunks.len(), |c| {
         Ok(drift.shift_posterior(&drift.chunk_model(cal, &chunks[c], &centre_shift, c)))
+    })
+}
+
+/// Per chunk and bin, the logit of the positive rate the draws centre on: the reference
+/// rate ℓᵢ moved by the chunk's within-bin shift and the bins' mean-preserving centring
+/// ([`Drift::centre_shifts`]), plus its common shift a at the posterior mean given the
+/// chunk's labels and its tilt b at the prior mean (what the other chunks' labels say):
+/// ℓᵢ + offᵢ + E[a] + E[b] (ℓᵢ − ℓ̄). What production's labels are compared with to learn
+/// each bin's lasting offset (chunks in parallel).
+pub fn drift_expected_logits(
+    cal: &Calibration,
+    drift: &Drift,
+    chunks: &[ChunkStats],
+) -> Result<Vec<Vec<f64>>> {
+    drift.check(cal.n_bins())?;
+    drift.check_chunks(chunks.len())?;
+    let centre_shift = drift.centre_shifts(cal);
+    parallel::map(chunks.len(), |c| {
+        let model = drift.chunk_model(cal, &chunks[c], &centre_shift, c);
+        let (a, _) = drift.shift_posterior(&model);
+        let b = drift.tilt.mean_under(drift.tilt_prior(c));
+        Ok((0..cal.n_bins())
+            .map(|i| {
+                let ell = logit(cal.rate_mean(i));
+                ell + model.offset[i] + a + b * (ell - drift.centre)
+            })
+            .collect())
     })
 }
 

@@ -2019,21 +2019,68 @@ def test_production_bin_offsets_property(
     assert np.all(var >= 0)
 
 
-def test_centre_shifts_give_the_rate_back_over_the_drift() -> None:
-    """The centring solves its defining equation: averaged over the grids' prior of (a, b),
-    each bin's moved rate is the rate it started from."""
-    from probeval.labelfree.estimator import _centre_shifts
+def _centre_shifts_brute_force(
+    logits: np.ndarray, centre: float, drift: tuple[Any, ...]
+) -> np.ndarray:
+    """Per bin of logit rate x, the μ with E[expit(x + μ + a + b (x - centre))] = expit(x)
+    over the grids' prior of (a, b), by bisection over the whole grid (no pruning)."""
+    (shift, shift_prior), (tilt, tilt_prior) = drift[0], drift[1]
+    w = np.exp(shift_prior - shift_prior.max())[:, None] * np.exp(tilt_prior - tilt_prior.max())
+    w = w / w.sum()
+    out = np.empty_like(logits)
+    for i, ell in enumerate(logits):
+        low, high = -40.0, 40.0
+        for _ in range(200):
+            mid = 0.5 * (low + high)
+            moved = 1 / (1 + np.exp(-(ell + mid + shift[:, None] + tilt[None, :] * (ell - centre))))
+            low, high = (mid, high) if (w * moved).sum() < 1 / (1 + np.exp(-ell)) else (low, mid)
+        out[i] = 0.5 * (low + high)
+    return out
 
-    shift = np.linspace(-1.0, 1.0, 21)
-    tilt = np.linspace(-0.5, 0.5, 11)
-    shift_prior, tilt_prior = -0.5 * (shift / 0.4) ** 2, -0.5 * (tilt / 0.2) ** 2
-    logits = np.array([-6.0, -2.0, 0.0, 0.7, 3.0])
-    mu = _centre_shifts(logits, 0.3, shift, shift_prior, tilt, tilt_prior)
-    w = np.exp(shift_prior)[:, None] * np.exp(tilt_prior)[None, :]
-    w /= w.sum()
-    for ell, m in zip(logits, mu, strict=True):
-        moved = 1 / (1 + np.exp(-(ell + m + shift[:, None] + tilt[None, :] * (ell - 0.3))))
-        assert (w * moved).sum() == pytest.approx(1 / (1 + np.exp(-ell)), rel=1e-9)
+
+def test_expected_logits_match_a_brute_force_of_the_drift_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the lasting offsets are learned around (``labelfree_drift_expected_logits``),
+    against numpy: each bin's reference rate moved by its within-bin shift and the centring
+    that keeps the rate's average over the drift prior, plus the chunk's shift posterior mean
+    (``labelfree_drift_shift``) and its tilt prior mean times the bin's distance from the
+    centre."""
+    from probeval import _core
+    from probeval.labelfree import estimator as module
+
+    seen: list[tuple[Any, ...]] = []
+    original = module.LabelFreeEstimator._moved_calibration
+
+    def spy(self: Any, calibration: Any, drift_model: Any, drift: Any, stats: Any) -> Any:
+        seen.append((calibration, drift_model, drift, stats))
+        return original(self, calibration, drift_model, drift, stats)
+
+    monkeypatch.setattr(module.LabelFreeEstimator, "_moved_calibration", spy)
+    stream = simulate("drift + within-bin + ties", np.random.default_rng(3))
+    evaluate_stream(stream, seed=0, label_fraction=0.05)
+    assert seen
+    calibration, drift_model, drift, stats = seen[0]
+    expected = _core.labelfree_drift_expected_logits(calibration, drift, stats)
+    pos, neg = np.asarray(calibration[1]), np.asarray(calibration[2])
+    rate = (pos + 2 * np.asarray(calibration[6])) / (pos + neg + 2)
+    ell = np.log(rate / (1 - rate))
+    moved = np.where(stats[0] > 0, stats[1] - drift_model.ref_mean, 0.0)
+    shifted = np.clip(rate + drift_model.slope * moved, 1e-6, 1 - 1e-6)
+    centring = _centre_shifts_brute_force(ell, drift_model.centre, drift)
+    shift = _core.labelfree_drift_shift(calibration, drift, stats)[:, 0]
+    tilt_grid, tilt_prior = drift[1][0], np.asarray(drift[9])
+    weight = np.exp(tilt_prior - tilt_prior.max(axis=1, keepdims=True))
+    tilt = weight @ tilt_grid / weight.sum(axis=1)
+    assert tilt.std() > 0  # the chunks' labels gave them tilt priors of their own
+    brute = (
+        np.log(shifted / (1 - shifted))
+        + centring
+        + shift[:, None]
+        + tilt[:, None] * (ell - drift_model.centre)
+    )
+    assert expected.shape == brute.shape == (stats[0].shape[0], ell.shape[0])
+    np.testing.assert_allclose(expected, brute, rtol=0, atol=1e-9)
 
 
 def test_labels_show_a_bin_that_moved_for_good(monkeypatch: pytest.MonkeyPatch) -> None:

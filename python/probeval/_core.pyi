@@ -41,6 +41,7 @@ __all__ = [
     "f1_mode",
     "labelfree_chunk_stats",
     "labelfree_course_priors",
+    "labelfree_drift_expected_logits",
     "labelfree_drift_likelihood",
     "labelfree_drift_shift",
     "labelfree_estimate",
@@ -219,6 +220,11 @@ def labelfree_chunk_stats(
     labels: npt.NDArray[np.float64] | None = None,
 ) -> tuple[npt.NDArray[np.float64], ...]: ...
 def labelfree_drift_shift(
+    calibration_args: tuple[Any, ...],
+    drift_args: tuple[Any, ...],
+    stats: tuple[npt.NDArray[np.float64], ...],
+) -> npt.NDArray[np.float64]: ...
+def labelfree_drift_expected_logits(
     calibration_args: tuple[Any, ...],
     drift_args: tuple[Any, ...],
     stats: tuple[npt.NDArray[np.float64], ...],

@@ -246,6 +246,26 @@ pub(super) fn labelfree_drift_shift<'py>(
     )
 }
 
+/// Per chunk and bin, the logit of the positive rate the drift model's draws centre on
+/// (`labelfree::drift_expected_logits`); shape (chunks, bins).
+#[pyfunction]
+pub(super) fn labelfree_drift_expected_logits<'py>(
+    py: Python<'py>,
+    calibration_args: CalibrationArgs<'py>,
+    drift_args: DriftArgs<'py>,
+    stats: ChunkInputs<'py>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let bins = calibration_args.1.len()?;
+    drift_table(
+        py,
+        bins,
+        &calibration_args,
+        &drift_args,
+        &stats,
+        labelfree::drift_expected_logits,
+    )
+}
+
 /// Per chunk, ln P(its known labels | the effect) at every point of the effect's grid
 /// (`effect` "shift": the tilt averaged over its prior; "tilt": the shift averaged over the
 /// chunk's prior of it; 0 for chunks without labels); shape (chunks, points).

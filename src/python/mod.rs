@@ -39,9 +39,9 @@ mod _core {
     use super::ensemble::{ensemble_statistic_names, ensemble_stats};
     #[pymodule_export]
     use super::labelfree::{
-        labelfree_chunk_stats, labelfree_course_priors, labelfree_drift_likelihood,
-        labelfree_drift_shift, labelfree_estimate, labelfree_estimate_multiclass, labelfree_fit,
-        labelfree_fit_counts,
+        labelfree_chunk_stats, labelfree_course_priors, labelfree_drift_expected_logits,
+        labelfree_drift_likelihood, labelfree_drift_shift, labelfree_estimate,
+        labelfree_estimate_multiclass, labelfree_fit, labelfree_fit_counts,
     };
     #[pymodule_export]
     use super::labels::{

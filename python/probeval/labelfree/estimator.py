@@ -1448,40 +1448,23 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
     ) -> tuple[Any, ...]:
         """The calibration with each bin's rate moved by production's lasting offset, learned
         from all chunks' labels (:func:`production_bin_offsets`), and its rows thinned so that
-        the rate's logit variance gains the offset's. Around each chunk's shift (its posterior
-        mean, the chunk's labels included) and tilt (its prior mean, from the other chunks'
-        labels) and the core's centring of the bins (:func:`_centre_shifts`), as the draws
-        centre each bin. The bins a threshold cuts through can sit off their chunks' shift
-        and tilt all through production: the weather-only flights model's predicted positives
-        were right 0.59 of the time against 0.49 expected, and with 5% of rows labelled its
-        precision, recall and F1 HDIs covered 0.73 / 0.67 / 0.61 of chunks (docs/labelfree.md).
-        A multiclass fit's one-vs-rest calibrations do not take it (not measured there)."""
-        shift = _core.labelfree_drift_shift(calibration, drift, stats)[:, 0]
-        (shift_grid, shift_prior), (tilt_grid, tilt_prior) = drift[0], drift[1]
-        chunk_tilt = np.asarray(drift[9])
-        priors = chunk_tilt if chunk_tilt.shape[0] else np.tile(tilt_prior, (shift.shape[0], 1))
-        weight = np.exp(priors - priors.max(axis=1, keepdims=True))
-        tilt = (weight @ tilt_grid) / weight.sum(axis=1)
-        pos, neg = np.asarray(calibration[1], float), np.asarray(calibration[2], float)
-        centres = np.asarray(calibration[6], float)
-        # The core's rate: two prior rows centred on the bin's centre.
-        rate = (pos + 2.0 * centres) / (pos + neg + 2.0)
-        logits = np.log(rate / (1.0 - rate))
-        mean_score = np.asarray(stats[1])
-        moved = np.where(np.asarray(stats[0]) > 0, mean_score - drift_model.ref_mean, 0.0)
-        shifted = np.clip(rate + drift_model.slope * moved, 1e-6, 1.0 - 1e-6)
-        centring = _centre_shifts(
-            logits, drift_model.centre, shift_grid, shift_prior, tilt_grid, tilt_prior
-        )
-        expected = (
-            np.log(shifted / (1 - shifted))
-            + centring[None, :]
-            + shift[:, None]
-            + tilt[:, None] * (logits - drift_model.centre)[None, :]
-        )
+        the rate's logit variance gains the offset's. The offsets are learned around the rates
+        the draws centre each bin on (``_core.labelfree_drift_expected_logits``: the chunk's
+        shift at its posterior mean, the chunk's labels included, its tilt at its prior mean,
+        from the other chunks' labels, and the core's mean-preserving centring of the bins).
+        The bins a threshold cuts through can sit off their chunks' shift and tilt all through
+        production: the weather-only flights model's predicted positives were right 0.59 of
+        the time against 0.49 expected, and with 5% of rows labelled its precision, recall and
+        F1 HDIs covered 0.73 / 0.67 / 0.61 of chunks (docs/labelfree.md). A multiclass fit's
+        one-vs-rest calibrations do not take it (not measured there)."""
+        expected = _core.labelfree_drift_expected_logits(calibration, drift, stats)
         offset, var = production_bin_offsets(
             expected, np.asarray(stats[3]), np.asarray(stats[4]), drift_model.bin_sd
         )
+        pos, neg = np.asarray(calibration[1], float), np.asarray(calibration[2], float)
+        # The core's rate (``Calibration::rate_mean``): two prior rows at the bin's centre.
+        rate = (pos + 2.0 * np.asarray(calibration[6], float)) / (pos + neg + 2.0)
+        logits = np.log(rate / (1.0 - rate))
         new_rate = 1.0 / (1.0 + np.exp(-(logits + offset)))
         rows = pos + neg
         logit_var = 1.0 / np.maximum(rows * rate * (1 - rate), 1e-300) + var
@@ -2561,34 +2544,3 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
             f"({', '.join(self._metrics)}), target={self.target!r}{labels}; "
             f"{alerts} score-shift alert{'s' if alerts != 1 else ''})"
         )
-
-
-def _centre_shifts(
-    logits: np.ndarray,
-    centre: float,
-    shift: np.ndarray,
-    shift_log_prior: np.ndarray,
-    tilt: np.ndarray,
-    tilt_log_prior: np.ndarray,
-) -> np.ndarray:
-    """Per bin of logit rate ``logits`` (x), the offset μ with E[expit(x + μ + a + b (x -
-    centre))] = expit(x) over the grids' prior of (a, b): the core's mean-preserving centring
-    (``Drift::centre_shifts``)."""
-    wa = np.exp(shift_log_prior - shift_log_prior.max())
-    wb = np.exp(tilt_log_prior - tilt_log_prior.max())
-    w = (wa[:, None] * wb[None, :]).ravel()
-    w /= w.sum()
-    a = np.repeat(shift, tilt.shape[0])
-    b = np.tile(tilt, shift.shape[0])
-    out = np.zeros_like(logits)
-    for i, ell in enumerate(logits):
-        target = 1.0 / (1.0 + np.exp(-ell))
-        m = ell
-        for _ in range(50):
-            e = 1.0 / (1.0 + np.exp(-(m + a + b * (ell - centre))))
-            value, slope = float(w @ e) - target, float(w @ (e * (1 - e)))
-            if not slope > 0 or abs(value) < 1e-12:
-                break
-            m -= value / slope
-        out[i] = m - ell
-    return out
