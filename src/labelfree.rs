@@ -3590,6 +3590,36 @@ mod tests {
     }
 
     #[test]
+    fn expected_logits_add_the_pinned_shift_and_tilt() {
+        let (cal, mut drift, chunks) = drift_with_labelled_chunks();
+        let (ga, gb) = (drift.shift.values.len(), drift.tilt.values.len());
+        // Every chunk's shift pinned at the 30th point and its tilt at the grid's last one.
+        let mut shift_rows = vec![f64::NEG_INFINITY; ga * chunks.len()];
+        let mut tilt_rows = vec![f64::NEG_INFINITY; gb * chunks.len()];
+        for c in 0..chunks.len() {
+            shift_rows[c * ga + 30] = 0.0;
+            tilt_rows[c * gb + gb - 1] = 0.0;
+        }
+        drift.chunk_shift_prior = shift_rows;
+        drift.chunk_tilt_prior = tilt_rows;
+        let (a, b) = (drift.shift.values[30], drift.tilt.values[gb - 1]);
+        let centre = drift.centre_shifts(&cal);
+        let expected = drift_expected_logits(&cal, &drift, &chunks).unwrap();
+        assert_eq!(expected.len(), chunks.len());
+        for (c, row) in expected.iter().enumerate() {
+            let model = drift.chunk_model(&cal, &chunks[c], &centre, c);
+            for (i, value) in row.iter().enumerate() {
+                let ell = logit(cal.rate_mean(i));
+                let want = ell + model.offset[i] + a + b * (ell - drift.centre);
+                assert!((value - want).abs() < 1e-12, "{c} {i} {value} {want}");
+            }
+        }
+        // One prior row per chunk.
+        drift.chunk_tilt_prior.truncate(gb);
+        assert!(drift_expected_logits(&cal, &drift, &chunks).is_err());
+    }
+
+    #[test]
     fn each_chunk_gets_its_own_bin_sd() {
         let (cal, drift, chunks) = drift_with_labelled_chunks();
         let centre = drift.centre_shifts(&cal);
