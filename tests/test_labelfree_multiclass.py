@@ -29,6 +29,7 @@ from probeval.labelfree.multiclass import (
     _class_walk_share_prior,
     _class_walks,
     _mean_preserving_offset,
+    _own_class_tau,
     _tilt_mode,
     chunk_class_shifts,
     chunk_error_tilts,
@@ -620,9 +621,44 @@ def test_class_shift_sd_recovers_each_classs_own_movement() -> None:
             sums[p, :, 0] = 400.0
             sums[p, :, 1] = rng.binomial(400, 1 / (1 + np.exp(-moved)))
         value = class_shift_sd(sums, predicted, k)
-        assert low <= value <= high, (s, value)
-    assert class_shift_sd(sums, np.zeros(bins, dtype=np.int64), k) == 0.0
-    assert class_shift_sd(sums[:2], predicted, k) == 0.0
+        assert value.shape == (k,)
+        assert np.all((low <= value) & (value <= high)), (s, value)
+    assert not class_shift_sd(sums, np.zeros(bins, dtype=np.int64), k).any()
+    assert not class_shift_sd(sums[:2], predicted, k).any()
+
+
+def test_a_class_that_moves_further_gets_its_own_shift_sd() -> None:
+    """Period sums whose predicted classes move by N(0, 0.1²), N(0, 0.1²) and N(0, 0.6²) per
+    period beyond the common shift (40 periods): the third class's sd lands near 0.4 (its
+    residual around the three classes' mean move, two thirds of its own) and the others keep
+    the common one, below it; where all three move by N(0, 0.3²) all three share it. Then
+    the test itself on one class's residuals (:func:`_own_class_tau`): a spread of 0.8
+    against a common 0.2 passes it, one of 0.2 does not, and an own τ below the common one
+    never replaces it."""
+    rng = np.random.default_rng(5)
+    periods, bins, k = 40, 12, 3
+    predicted = np.arange(bins) % k
+    logit = rng.normal(1.0, 0.8, bins)
+
+    def sums_for(sds: np.ndarray) -> np.ndarray:
+        sums = np.zeros((periods, bins, 5))
+        for p in range(periods):
+            moved = logit + rng.normal(0, 0.3) + rng.normal(0.0, sds)[predicted]
+            sums[p, :, 0] = 400.0
+            sums[p, :, 1] = rng.binomial(400, 1 / (1 + np.exp(-moved)))
+        return sums
+
+    value = class_shift_sd(sums_for(np.array([0.1, 0.1, 0.6])), predicted, k)
+    assert 0.3 <= value[2] <= 0.5, value
+    assert value[0] == value[1] < value[2], value
+    alike = class_shift_sd(sums_for(np.array([0.3, 0.3, 0.3])), predicted, k)
+    assert alike[0] == alike[1] == alike[2], alike
+    noise = np.full(30, 0.01)
+    wide = rng.normal(0.0, np.sqrt(0.8**2 + 0.01), 30)
+    narrow = rng.normal(0.0, np.sqrt(0.2**2 + 0.01), 30)
+    assert _own_class_tau(wide, noise, 0.2) > 0.5
+    assert _own_class_tau(narrow, noise, 0.2) == 0.2
+    assert _own_class_tau(wide, noise, 5.0) == 5.0
 
 
 @pytest.mark.parametrize("k", [3, 5])
@@ -652,7 +688,7 @@ def test_a_class_shift_and_its_error_tilt_move_together_under_label_shift(k: int
                 assert rho.min() > 0.3, (seed, rho)
                 assert rho.mean() > 0.5, (seed, rho)
             else:
-                assert class_sd == 0.0, (seed, class_sd)
+                assert not class_sd.any(), (seed, class_sd)
                 assert not rho.any(), (seed, rho)
 
 
@@ -1248,7 +1284,8 @@ def test_class_shift_property(n: int, k: int, chunks: int, sd: float, seed: int)
         np.testing.assert_allclose(class_sd, sd, atol=1e-12)
     sums = np.stack([counts, right, counts, counts, right], axis=-1)
     learned = class_shift_sd(sums, bins.predicted, k)
-    assert 0.0 <= learned <= 2.0 * np.sqrt(2.0)
+    assert learned.shape == (k,)
+    assert np.all((learned >= 0.0) & (learned <= 2.0 * np.sqrt(2.0)))
     # The two moves' correlation from the same periods and any of their errors: finite and
     # within its bounds, 0 without a class shift.
     errors = rng.integers(0, 20, (chunks, b, k)).astype(np.float64)

@@ -66,6 +66,7 @@ __all__ = [
     "spread_bin_sd",
     "spread_shift_priors",
     "tau_estimate",
+    "tau_log_likelihood",
     "tau_posterior",
     "translated_priors",
     "finer_tilt",
@@ -368,18 +369,18 @@ def _slopes(
     return slope, se, mean_s
 
 
-def tau_posterior(
+def tau_log_likelihood(
     shift: np.ndarray,
     noise: np.ndarray,
     centred: bool = True,
     covariate: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior of a random effect's sd τ on a grid, from the periods' estimates (with their
-    noise variances): restricted likelihood of δ̂_b ~ N(δ̄, u_b + τ²); ``centred`` False:
-    likelihood of δ̂_b ~ N(0, u_b + τ²) (effects around 0, not around their mean);
-    ``covariate`` x_b: restricted likelihood of δ̂_b ~ N(c + g x_b, u_b + τ²), c and g flat,
-    so that τ is the spread the covariate leaves (centred only; fewer than three periods or a
-    covariate that spans under 1e-9: as without it)."""
+    """The restricted log-likelihood of a random effect's sd τ on a grid (up to a constant),
+    from the periods' estimates with their noise variances: δ̂_b ~ N(δ̄, u_b + τ²);
+    ``centred`` False: δ̂_b ~ N(0, u_b + τ²) (effects around 0, not around their mean);
+    ``covariate`` x_b: δ̂_b ~ N(c + g x_b, u_b + τ²), c and g flat, so that τ is the spread
+    the covariate leaves (centred only; fewer than three periods or a covariate that spans
+    under 1e-9: as without it). Returns the grid and the log-likelihood on it."""
     tau = np.linspace(0.0, _TAU_MAX, _TAU_GRID)
     var = noise[None, :] + tau[:, None] ** 2
     if centred:
@@ -401,6 +402,19 @@ def tau_posterior(
         log_lik = -0.5 * (np.log(var).sum(axis=1) + log_det + resid2)
     else:
         log_lik = -0.5 * (np.log(var) + shift[None, :] ** 2 / var).sum(axis=1)
+    return tau, log_lik
+
+
+def tau_posterior(
+    shift: np.ndarray,
+    noise: np.ndarray,
+    centred: bool = True,
+    covariate: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior of a random effect's sd τ on a grid, from the periods' estimates (with their
+    noise variances): the likelihood of :func:`tau_log_likelihood` (``centred`` and
+    ``covariate`` as there) times the prior below."""
+    tau, log_lik = tau_log_likelihood(shift, noise, centred, covariate)
     # Prior: mass STILL_PRIOR on τ = 0 (no movement between periods, an ordinary hypothesis
     # for a stable process), the rest uniform on (0, τ_max]. Without the point mass, a
     # stable reference still leaves τ a posterior away from 0 and every interval too wide.

@@ -1258,12 +1258,12 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             cache[windows] = error_movement(merged, state["bins"].error_alpha)
         return cache[windows]
 
-    def _class_shift_sd(self, chunks: list[Chunk]) -> float:
-        """The sd of each predicted class's shift between stretches of the reference the size
-        of these chunks (:func:`class_shift_sd`, cached)."""
+    def _class_shift_sd(self, chunks: list[Chunk]) -> np.ndarray:
+        """Per predicted class, the sd of its shift between stretches of the reference the
+        size of these chunks (:func:`class_shift_sd`, cached)."""
         state = self._state()
         windows = self._drift_windows(chunks)
-        cache: dict[int | None, float] = state.setdefault("class_shift_cache", {})
+        cache: dict[int | None, np.ndarray] = state.setdefault("class_shift_cache", {})
         if windows not in cache:
             sums = state["period_sums"]
             merged = sums if windows is None else merge_periods(sums, windows)

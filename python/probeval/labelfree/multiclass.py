@@ -53,7 +53,12 @@ import numpy as np
 from probeval import _core
 from probeval._util.equality import ValueEquality
 from probeval._util.validation import describe
-from probeval.labelfree.drift import STILL_PRIOR, tau_estimate, tau_posterior
+from probeval.labelfree.drift import (
+    STILL_PRIOR,
+    tau_estimate,
+    tau_log_likelihood,
+    tau_posterior,
+)
 
 __all__ = [
     "MAX_TILT_CORRELATION",
@@ -549,26 +554,59 @@ def chunk_error_tilts(
     return out
 
 
-def class_shift_sd(sums: np.ndarray, predicted: np.ndarray, k: int) -> float:
-    """The sd (logit) of how far the rate of correct predictions of each predicted class moves
-    between the reference's periods beyond the shift common to all classes. ``sums``: the
-    confidence calibration's period sums (periods, bins, 5); ``predicted``: each bin's class.
-    Per period and class, one Newton step of the logit shift of its bins' correct rates
-    against the reference's, less the period's shift over all classes (their information-
-    weighted mean); one τ for all classes (a rare class's few predictions per period cannot
-    tell 0.1 logit from none, as for the bins' own sd), its restricted-likelihood estimate from
-    all these residuals (:func:`~probeval.labelfree.drift.tau_estimate`) times √(1 + 1/B).
-    Fewer than three periods, or one class predicted: 0."""
+def class_shift_sd(sums: np.ndarray, predicted: np.ndarray, k: int) -> np.ndarray:
+    """Per predicted class, the sd (logit) of how far the rate of its correct predictions
+    moves between the reference's periods beyond the shift common to all classes. ``sums``:
+    the confidence calibration's period sums (periods, bins, 5); ``predicted``: each bin's
+    class. Per period and class, one Newton step of the logit shift of its bins' correct
+    rates against the reference's, less the period's shift over all classes (their
+    information-weighted mean). One τ for all classes (a rare class's few predictions per
+    period cannot tell 0.1 logit from none, as for the bins' own sd), its restricted-
+    likelihood estimate from all these residuals (:func:`~probeval.labelfree.drift.
+    tau_estimate`); a class whose own periods move further takes its own estimate instead,
+    when that beats the common τ on the class's residuals by a likelihood-ratio statistic of
+    :data:`CLASS_OWN_SD_LR` (:func:`_own_class_tau`). Each times √(1 + 1/B). Fewer than
+    three periods, or one class predicted: 0."""
     residual, weight, _ = class_shift_residuals(sums, predicted, k)
     if residual.shape[0] < 3:
-        return 0.0
+        return np.zeros(k)
     seen = weight > 0
     # The restricted-likelihood estimate, not the posterior mean of τ²: on calibrated K = 3
     # simulations (five windows) the posterior mean gave 0.005-0.01 logit, and two of 400
     # population macro-F1 HDIs, their edges within 0.0004 of the truth, then reached it (0.978
     # -> 0.983); the estimate is 0 there and 0.33 on the flights (posterior mean 0.35).
-    best = tau_estimate(residual[seen], 1.0 / weight[seen])
-    return best * math.sqrt(1.0 + 1.0 / residual.shape[0])
+    common = tau_estimate(residual[seen], 1.0 / weight[seen])
+    sd = np.full(k, common)
+    for j in range(k):
+        shown = seen[:, j]
+        if shown.sum() >= 3:
+            sd[j] = _own_class_tau(residual[shown, j], 1.0 / weight[shown, j], common)
+    out: np.ndarray = sd * math.sqrt(1.0 + 1.0 / residual.shape[0])
+    return out
+
+
+#: The likelihood-ratio statistic (2 Δ log-likelihood, restricted) by which a class's own τ
+#: must beat the common one on its periods' residuals to replace it (:func:`class_shift_sd`):
+#: χ²₁'s 95% point, a test that the class moves further than the rest. On the flights'
+#: windows the latest class's predictions moved 0.46-0.61 logit beyond the common shift
+#: against a common τ of 0.25-0.37; with the common τ its precision covered 0.73-0.86 of
+#: chunks, with its own (three of four streams pass, statistics 5.7-9.6) 0.77-0.95. Without
+#: the test, 43% of calibrated K = 3 simulations took an own τ and their macro F1 HDIs
+#: covered 0.975 instead of 0.968; with it none did (docs/labelfree.md).
+CLASS_OWN_SD_LR = 3.84
+
+
+def _own_class_tau(residual: np.ndarray, noise: np.ndarray, common: float) -> float:
+    """A class's τ (:func:`class_shift_sd`): its own restricted-likelihood estimate from its
+    periods' ``residual`` shifts (noise variances ``noise``) where that is above ``common``
+    and beats it by :data:`CLASS_OWN_SD_LR`; ``common`` otherwise. The common τ is read at
+    the nearest grid point."""
+    tau, log_lik = tau_log_likelihood(residual, noise)
+    best = int(np.argmax(log_lik))
+    at_common = int(np.argmin(np.abs(tau - common)))
+    if tau[best] > common and 2.0 * (log_lik[best] - log_lik[at_common]) > CLASS_OWN_SD_LR:
+        return float(tau[best])
+    return common
 
 
 def class_shift_residuals(
@@ -605,7 +643,7 @@ def tilt_class_correlation(
     bins: MulticlassBins,
     spread: float,
     tilt_sd: np.ndarray,
-    class_sd: float,
+    class_sd: np.ndarray | float,
 ) -> np.ndarray:
     """Per class j, the correlation of the two ways a period's labels move towards j: the shift
     of the correct rate of the predictions of j (:func:`class_shift_sd`, beyond the shift
@@ -618,11 +656,13 @@ def tilt_class_correlation(
     wrong predictions per period, bin and true class; same periods): each period's two
     estimates' cross-covariance, which their noise does not inflate (they come from different
     rows: right predictions of j, wrong predictions of the other classes), over the model's
-    sds (``class_sd``, ``tilt_sd``), within ±:data:`MAX_TILT_CORRELATION`. 0 for a class
-    with fewer than three periods showing both, or whose either sd is 0."""
+    sds (``class_sd``, per class or one for all; ``tilt_sd``), within
+    ±:data:`MAX_TILT_CORRELATION`. 0 for a class with fewer than three periods showing both,
+    or whose either sd is 0."""
     k = bins.n_classes
     out = np.zeros(k)
-    if class_sd <= 0:
+    class_sds = np.broadcast_to(np.asarray(class_sd, dtype=np.float64), (k,))
+    if not (class_sds > 0).any():
         return out
     shift, weight, periods = class_shift_residuals(sums, bins.predicted, k)
     tilts = np.full(shift.shape, np.nan)
@@ -636,7 +676,7 @@ def tilt_class_correlation(
             tilts[row] = np.where(shown, gamma - gamma[shown].mean(), np.nan)
     for j in range(k):
         both = (weight[:, j] > 0) & np.isfinite(tilts[:, j])
-        scale = class_sd * float(tilt_sd[j])
+        scale = float(class_sds[j]) * float(tilt_sd[j])
         # Moves of a billionth of a logit have nothing to correlate (and would overflow it).
         if both.sum() < 3 or not scale > 1e-12:
             continue
@@ -737,26 +777,32 @@ def _class_walk_moments(
 
 
 def _class_walks(
-    residual: np.ndarray, noise: np.ndarray, sd: float
+    residual: np.ndarray, noise: np.ndarray, sd: np.ndarray | float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per chunk (in time order) and class, the posterior mean and variance of the class's
-    shift given every chunk's labels (``residual`` and ``noise`` (chunks, classes), each class
-    with labels in some chunk; :func:`_class_walk_moments`, e_c's sd ``sd`` the reference's
-    periods'): production's level of a class starts off the reference by N(0, s0²) and walks
-    by N(0, q²) per chunk (a concept shift from some chunk on, or a slow drift), averaged over
-    (s0, q) on :data:`_CLASS_WALK_START` x :data:`_CLASS_WALK_STEP` by their posterior. A share
-    π of the classes moved (:data:`_CLASS_WALK_SHARE`, :func:`_class_walk_share_prior`): each
-    of those took its own (s0, q) (:func:`_class_walk_moved_prior`), the others stayed at
-    s0 = q = 0, and π is learned from every class's labels, so that classes that clearly moved
-    make a rare class's movement likelier (:data:`_CLASS_WALK_NONE_MOVED`). Taken at the
-    marginal likelihood's maximum instead, a rare class's walk followed its few labels' noise
-    (a stable stream with 1% labelled: precision error .0603 against .0282)."""
+    """Per chunk (in time order) and class, the posterior mean and variance of the class's shift
+    given every chunk's labels (``residual`` and ``noise`` (chunks, classes), each class with
+    labels in some chunk; :func:`_class_walk_moments`, e_c's sd ``sd`` the reference's periods',
+    per class or one for all): production's level of a class starts off the reference by N(0,
+    s0²) and walks by N(0, q²) per chunk (a concept shift from some chunk on, or a slow drift),
+    averaged over (s0, q) on :data:`_CLASS_WALK_START` x :data:`_CLASS_WALK_STEP` by their
+    posterior. A share π of the classes moved (:data:`_CLASS_WALK_SHARE`,
+    :func:`_class_walk_share_prior`): each of those took its own (s0, q)
+    (:func:`_class_walk_moved_prior`), the others stayed at s0 = q = 0, and π is learned from
+    every class's labels, so that classes that clearly moved make a rare class's movement
+    likelier (:data:`_CLASS_WALK_NONE_MOVED`). Taken at the marginal likelihood's maximum
+    instead, a rare class's walk followed its few labels' noise (a stable stream with 1%
+    labelled: precision error .0603 against .0282)."""
     n_chunks, k = residual.shape
+    own_var = np.broadcast_to(np.asarray(sd, dtype=np.float64), (k,)) ** 2
     moved_prior = np.log(_class_walk_moved_prior(n_chunks))
     means, variances, weights, still_l, moved_l = [], [], [], [], []
     for j in range(k):
         mean, var, log_likelihood = _class_walk_moments(
-            residual[:, j], noise[:, j], sd**2, _CLASS_WALK_START_VAR, _CLASS_WALK_STEP_VAR
+            residual[:, j],
+            noise[:, j],
+            float(own_var[j]),
+            _CLASS_WALK_START_VAR,
+            _CLASS_WALK_STEP_VAR,
         )
         log_weight = log_likelihood + moved_prior
         top = log_weight.max()
@@ -788,14 +834,15 @@ def _class_walks(
 
 
 def chunk_class_shifts(
-    sd: float,
+    sd: np.ndarray | float,
     stats: tuple[np.ndarray, ...],
     bins: MulticlassBins,
     bin_sd: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each chunk's shift of each predicted class's correct rates, as the core takes it: per
     chunk and bin the mean offset (chunks, bins), per chunk and class the sd (chunks, K).
-    Without labels: N(0, ``sd``²) per class, each bin's mean offset set so that its rate's
+    Without labels: N(0, ``sd``²) per class (``sd``: one per class, or one for all), each
+    bin's mean offset set so that its rate's
     mean stays the reference's (:func:`_mean_preserving_offset`). A chunk's known labels
     (``stats``: the core's chunk statistics, labelled right and wrong per bin) update it: per
     class, the logit shift of its bins' known correct rates, less the chunk's shift over all
@@ -809,7 +856,8 @@ def chunk_class_shifts(
     n_chunks = np.asarray(stats[0]).shape[0]
     rate = np.clip((bins.correct + 0.5) / (bins.correct + bins.wrong + 1.0), 1e-6, 1 - 1e-6)
     mean = np.zeros((n_chunks, k))
-    var = np.full((n_chunks, k), sd**2)
+    sds = np.broadcast_to(np.asarray(sd, dtype=np.float64), (k,))
+    var = np.tile(sds**2, (n_chunks, 1))
     right, wrong = np.asarray(stats[3]), np.asarray(stats[4])
     known = right + wrong
     labelled = known.sum(axis=1) > 0
@@ -830,7 +878,9 @@ def chunk_class_shifts(
         shown = seen.any(axis=0)
         if shown.any():
             noise = np.where(seen, 1.0 / np.where(seen, weight, 1.0), np.inf)
-            mean[:, shown], var[:, shown] = _class_walks(residual[:, shown], noise[:, shown], sd)
+            mean[:, shown], var[:, shown] = _class_walks(
+                residual[:, shown], noise[:, shown], sds[shown]
+            )
     class_sd = np.sqrt(var)
     own_sd = class_sd[:, bins.predicted]
     centring = np.stack([_mean_preserving_offset(rate, row) for row in own_sd])
