@@ -61,6 +61,7 @@ from probeval.labelfree.drift import (
 )
 
 __all__ = [
+    "CLASS_OWN_SD_LR",
     "MAX_TILT_CORRELATION",
     "MIN_BIN_ROWS",
     "MulticlassBins",
@@ -562,11 +563,11 @@ def class_shift_sd(sums: np.ndarray, predicted: np.ndarray, k: int) -> np.ndarra
     rates against the reference's, less the period's shift over all classes (their
     information-weighted mean). One τ for all classes (a rare class's few predictions per
     period cannot tell 0.1 logit from none, as for the bins' own sd), its restricted-
-    likelihood estimate from all these residuals (:func:`~probeval.labelfree.drift.
-    tau_estimate`); a class whose own periods move further takes its own estimate instead,
-    when that beats the common τ on the class's residuals by a likelihood-ratio statistic of
-    :data:`CLASS_OWN_SD_LR` (:func:`_own_class_tau`). Each times √(1 + 1/B). Fewer than
-    three periods, or one class predicted: 0."""
+    likelihood estimate from all these residuals
+    (:func:`~probeval.labelfree.drift.tau_estimate`); a class whose own periods move further
+    takes its own estimate instead, when that beats the common τ on the class's residuals by
+    a likelihood-ratio statistic of :data:`CLASS_OWN_SD_LR` (:func:`_own_class_tau`). Each
+    times √(1 + 1/B). Fewer than three periods, or one class predicted: 0."""
     residual, weight, _ = class_shift_residuals(sums, predicted, k)
     if residual.shape[0] < 3:
         return np.zeros(k)
