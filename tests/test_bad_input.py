@@ -1073,7 +1073,7 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         # Multiclass names are resolved at fit, against the classes of the scores.
         lambda: pe.LabelFreeEstimator(metrics=["f1_macro"]).fit(REF_Y, REF_S),
         ValueError,
-        "'f1_macro' are multiclass metrics, and these are binary scores",
+        "'f1_macro' name multiclass metrics, and these are binary scores",
     ),
     ("lf-metric-empty", lambda: pe.LabelFreeEstimator(metrics=[]), ValueError, "metrics"),
     (

@@ -503,8 +503,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         multiclass = [m for m in self.metrics if not key_is_binary(m)]
         if multiclass:
             raise ValueError(
-                f"{', '.join(map(repr, multiclass))} are multiclass metrics, and these are "
-                "binary scores: use the binary names (accuracy, f1, roc_auc, ...)"
+                f"metrics: {', '.join(map(repr, multiclass))} name multiclass metrics, and these "
+                "are binary scores (one per row, or two columns): use the binary names "
+                "(accuracy, f1, roc_auc, ...)"
             )
 
     def _multiclass_specs(self, classes: list[Any]) -> list[MetricSpec]:
@@ -542,8 +543,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             if not np.any(codes == c):
                 raise ValueError(
                     f"the reference's y_true has no rows of the class {classes[c]!r}: the "
-                    "calibration needs labelled rows of every class; add reference rows of it "
-                    "or leave it out of labels"
+                    "calibration needs labelled rows of every class; add reference rows of it, "
+                    "or leave the class out of labels and its column out of y_score"
                 )
         bins, u, right = fit_bins(matrix, codes, self.n_bins)
         period, n_periods = _periods(periods, matrix.shape[0])
