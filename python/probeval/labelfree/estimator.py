@@ -102,9 +102,11 @@ from probeval.labelfree.drift import (
     widen_tilt,
 )
 from probeval.labelfree.multiclass import (
+    AUC_SAMPLING_DRAWS,
     MulticlassBins,
     as_score_matrix,
     auc_correlation,
+    auc_coupling,
     bin_classes,
     chunk_class_shifts,
     chunk_error_tilts,
@@ -790,12 +792,14 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         zero_division: Any,
         drift_model: Drift | None = None,
         shift_diagnostic: bool = True,
+        sampling_only: bool = False,
     ) -> LabelFreeEstimate:
         """:meth:`estimate` for a binary fit; ``drift_model``: the drift to allow for instead of
         this estimator's own (a multiclass fit's classes share the sd of the bins' deviations);
         ``shift_diagnostic``: whether the diagnostics include the posterior of each chunk's
         calibration shift (a multiclass fit's one-vs-rest estimates, whose diagnostics nobody
-        reads, skip it: a fifth of a K = 10 estimate's time)."""
+        reads, skip it: a fifth of a K = 10 estimate's time); ``sampling_only``: no drift at
+        all, as method "pooled" draws (a multiclass fit's classes' AUC sampling variances)."""
         if _is_matrix(y_score):
             matrix = as_score_matrix("y_score", y_score)
             if matrix.shape[1] != 2:
@@ -847,7 +851,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         own = drift_model is None
         if drift_model is None:
             drift_model = self._drift_for(chunks, _any_known(known))
-        drift = self._drift_args(drift_model, calibration, stats)
+        drift = None if sampling_only else self._drift_args(drift_model, calibration, stats)
         if own and drift is not None and _any_known(known):
             calibration = self._moved_calibration(calibration, drift_model, drift, stats)
         slices = None
@@ -1008,31 +1012,56 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             ranked = _one_vs_rest_metrics(score_specs)
             per_class = {name: np.empty((len(labels), len(chunks), n)) for name in ranked}
             class_drifts = self._class_drifts(chunks, _any_known(known))
+            # Each class's AUC variance from sampling alone, apart from the drift's share: the
+            # two parts are coupled across classes apart (auc_coupling). Method "pooled" has
+            # no drift: its draws are all sampling.
+            sampling_var = None
+            if self.method != "pooled":
+                sampling_var = np.empty((len(labels), len(chunks)))
+            # What every class's one-vs-rest estimate shares.
+            common: dict[str, Any] = {
+                "target": target,
+                "y_true": None,
+                "chunking": chunking,
+                "ci": ci,
+                "beta": beta,
+                "zero_division": zd,
+                "shift_diagnostic": False,
+            }
             for c, one in enumerate(state["ovr"]):
-                part = None
+                own: dict[str, Any] = {"drift_model": class_drifts[c], "partial_labels": None}
                 if known is not None:
-                    part = np.where(np.isnan(known), np.nan, (known == c).astype(np.float64))
+                    own["partial_labels"] = np.where(
+                        np.isnan(known), np.nan, (known == c).astype(np.float64)
+                    )
                 result = one._estimate_binary(
-                    matrix[:, c],
-                    target=target,
-                    y_true=None,
-                    partial_labels=part,
-                    chunking=chunking,
-                    n_samples=n,
-                    rng=derive(seed, 10 + c),
-                    ci=ci,
-                    beta=beta,
-                    zero_division=zd,
-                    drift_model=class_drifts[c],
-                    shift_diagnostic=False,
+                    matrix[:, c], n_samples=n, rng=derive(seed, 10 + c), **own, **common
                 )
                 for chunk in chunks:
                     for name, draws_of in per_class.items():
                         draws_of[c, chunk.index] = result.posterior(name, chunk.index).samples
+                if sampling_var is not None:
+                    sampling = one._estimate_binary(
+                        matrix[:, c],
+                        n_samples=min(n, AUC_SAMPLING_DRAWS),
+                        rng=derive(seed, 2_000 + c),
+                        sampling_only=True,
+                        **own,
+                        **common,
+                    )
+                    for chunk in chunks:
+                        alone = sampling.posterior("roc_auc", chunk.index).samples
+                        sampling_var[c, chunk.index] = alone.var()
             for chunk in chunks:
+                total_var = per_class["roc_auc"][:, chunk.index].var(axis=1)
+                correlation = auc_coupling(
+                    state["auc_correlation"],
+                    total_var,
+                    total_var if sampling_var is None else sampling_var[:, chunk.index],
+                )
                 coupled = couple(
                     {name: draws_of[:, chunk.index] for name, draws_of in per_class.items()},
-                    state["auc_correlation"],
+                    correlation,
                     derive(seed, 1_000 + chunk.index),
                 )
                 for name, draws_of in per_class.items():
