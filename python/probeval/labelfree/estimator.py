@@ -798,8 +798,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         this estimator's own (a multiclass fit's classes share the sd of the bins' deviations);
         ``shift_diagnostic``: whether the diagnostics include the posterior of each chunk's
         calibration shift (a multiclass fit's one-vs-rest estimates, whose diagnostics nobody
-        reads, skip it: a fifth of a K = 10 estimate's time); ``sampling_only``: no drift at
-        all, as method "pooled" draws (a multiclass fit's classes' AUC sampling variances)."""
+        reads, skip it: a fifth of a K = 10 estimate's time); ``sampling_only``: ROC AUC alone,
+        with no drift at all, as method "pooled" draws it (a multiclass fit's classes' AUC
+        sampling variances)."""
         if _is_matrix(y_score):
             matrix = as_score_matrix("y_score", y_score)
             if matrix.shape[1] != 2:
@@ -835,16 +836,18 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             concordance,
             None if known is None else np.ascontiguousarray(known[order]),
         )
-        binary = [m for m in self.metrics if m not in RANKING_METRICS]
-        want_auc = "roc_auc" in self.metrics
-        want_ap = "average_precision" in self.metrics
+        # A multiclass fit's sampling pass needs ROC AUC's draws only (AP triples the cost).
+        metrics = ["roc_auc"] if sampling_only else self.metrics
+        binary = [m for m in metrics if m not in RANKING_METRICS]
+        want_auc = "roc_auc" in metrics
+        want_ap = "average_precision" in metrics
         within = self.auc_within_bin == "concordance"
         options = (target, self.calibration, within, want_auc, want_ap)
         # With labels, the realized ROC AUC and average precision have draws of their own.
         realized_ranking = (truth is not None) * (int(want_auc) + int(want_ap))
         check_memory(
-            n * len(chunks) * (len(self.metrics) + realized_ranking),
-            request=f"n_samples={n:,} for {len(self.metrics)} metric(s) in {len(chunks):,} chunks",
+            n * len(chunks) * (len(metrics) + realized_ranking),
+            request=f"n_samples={n:,} for {len(metrics)} metric(s) in {len(chunks):,} chunks",
             alternative="ask for fewer n_samples, or fewer (larger) chunks",
         )
         # A binary fit's own drift (a multiclass fit's one-vs-rest classes bring theirs).
@@ -863,7 +866,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         diagnostics = self._diagnostics(
             stats, calibration, drift_model, drift if shift_diagnostic else None
         )
-        names = binary + [m for m in RANKING_METRICS if m in self.metrics]
+        names = binary + [m for m in RANKING_METRICS if m in metrics]
         positive = None if truth is None else self._positive(truth)
         auc_realized = ap_realized = None
         if positive is not None and want_auc:
