@@ -119,7 +119,7 @@ MAX_TILT_CORRELATION = 0.9
 #: halfway between drifts apart (0) and one drift for all (1), measured at 0 / 0.5 / 0.8 / 1
 #: (docs/labelfree.md): those streams 0.86 / 0.89 / 0.91 / 0.98, 0.91 / 0.95 / 0.95 / 0.98,
 #: 0.82 / 0.91 / 0.93 / 0.95 (sd of the z-values 0.90-1.22 at 0, 0.70-1.03 at 0.5, 0.56-0.84
-#: at 1), while calibrated simulations, whose AUC barely drifts, moved by at most 0.01.
+#: at 1), while calibrated simulations, whose AUC barely drifts, moved by at most 0.02.
 AUC_DRIFT_CORRELATION = 0.5
 #: Draws of each class's sampling-only AUC posterior (:func:`auc_coupling`): 2,000 give its
 #: variance within 3% (sd), at a fifth of the default draws' cost.
