@@ -1689,16 +1689,17 @@ def _coverage(
     return {t: {m: float(np.mean(v)) for m, v in c.items()} for t, c in covered.items()}
 
 
+# Each case's minutes on a slow two-core machine, so that the suite starts the longest first.
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("k", "method", "unseen_drift", "drifted"),
     [
-        (3, "pooled", 0.08, False),
-        (3, "hierarchical", 0.0, False),
-        (3, "hierarchical", 0.08, True),
-        (10, "pooled", 0.08, False),
-        (10, "hierarchical", 0.0, False),
-        (10, "hierarchical", 0.08, True),
+        pytest.param(3, "pooled", 0.08, False, marks=pytest.mark.slow(minutes=2)),
+        pytest.param(3, "hierarchical", 0.0, False, marks=pytest.mark.slow(minutes=3)),
+        pytest.param(3, "hierarchical", 0.08, True, marks=pytest.mark.slow(minutes=5)),
+        pytest.param(10, "pooled", 0.08, False, marks=pytest.mark.slow(minutes=5)),
+        pytest.param(10, "hierarchical", 0.0, False, marks=pytest.mark.slow(minutes=7)),
+        pytest.param(10, "hierarchical", 0.08, True, marks=pytest.mark.slow(minutes=13)),
     ],
 )
 def test_coverage_over_400_replications(

@@ -70,7 +70,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.slow
+@pytest.mark.slow(minutes=3)
 def test_repeated_calls_do_not_grow_the_resident_set() -> None:
     n_calls = 100_000
     result = subprocess.run(
