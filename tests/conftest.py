@@ -25,8 +25,9 @@ def _cost(item: pytest.Item) -> float:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Slow tests first, the longest leading (stable otherwise). With ``-n auto`` and work
-    stealing the long simulations start at once and the fast tests fill in around them; in
+    """Slow tests first, the longest leading (stable otherwise). With ``-n`` and one test handed
+    out at a time (pyproject's addopts) the long simulations start at once and the fast tests
+    fill in around them, which is longest-processing-time scheduling; in
     collection order one worker was left running the last coverage simulations alone while the
     other had nothing to do (about a quarter of the README test command's 48 minutes)."""
     items.sort(key=_cost, reverse=True)
