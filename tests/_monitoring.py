@@ -57,10 +57,13 @@ def _logit(p: np.ndarray) -> np.ndarray:
 #: reference that shows no drift of its own (the drift ``LabelFreeEstimator(unseen_drift=...)``
 #: allows for; the stream draws it from that prior), ``tilt`` the sd of each period's change of
 #: how well the scores separate the classes (the slope of logit P(y | score) times 1 + N(0,
-#: tilt²): a period in which the model ranks better or worse).
+#: tilt²): a period in which the model ranks better or worse), ``production_location`` the sd of
+#: each production chunk's covariate shift where the reference's periods have none (production a
+#: year on from a reference that is one cross-section: ACS employment's chunks vary so).
 SCENARIOS: dict[str, dict[str, float]] = {
     "stable": {},
     "unseen drift (sd 0.08 logit)": {"unseen": 0.08},
+    "unseen drift, population moved": {"unseen": 0.08, "production_location": 0.15},
     "covariate shift": {"location": 0.4},
     "calibration drift": {"drift": 0.12},
     "within-bin shift": {"slope": 2.0, "location": 0.4},
@@ -88,10 +91,12 @@ def simulate(
     n_chunks: int = 12,
     periods: int = 5,
     unseen: float | None = None,
+    production_location: float | None = None,
 ) -> Stream:
     """One stream of a scenario from :data:`SCENARIOS`: the reference spans ``periods`` periods,
     every production chunk is a period of its own. ``unseen``: the scenario's unseen shift
-    (default: drawn from its normal)."""
+    (default: drawn from its normal); ``production_location``: the scenario's (default: its
+    own, else its ``location``)."""
     s = SCENARIOS[scenario]
     drift, slope, location = s.get("drift", 0.0), s.get("slope", 1.0), s.get("location", 0.0)
     coarse, concept = s.get("coarse", 0.0), s.get("concept", 0.0)
@@ -104,6 +109,8 @@ def simulate(
 
     level_shift, level_tilt = s.get("level_shift", 0.0), s.get("level_tilt", 0.0)
     tilt_sd = s.get("tilt", 0.0)
+    if production_location is None:
+        production_location = s.get("production_location", location)
 
     def period(
         n: int, production: bool, shifted: bool = False
@@ -111,7 +118,7 @@ def simulate(
         # The period's scores sit `level` (logit) off the centre; with level_shift and
         # level_tilt its calibration moves and turns with them (what moves the scores moves
         # the labels too).
-        level = rng.normal(0.0, location)
+        level = rng.normal(0.0, production_location if production else location)
         z = rng.normal(centre + level, 1.4, n)
         scores = _expit(z)
         if coarse:
@@ -142,12 +149,20 @@ def simulated_streams(scenario: str, reps: int, unseen: float | None = None) -> 
     takes its normal's (r + ½)/reps quantile (stratified: the few streams' shifts spread over
     the prior as they would over many draws, which keeps the coverage estimate's noise down).
     ``unseen``: that normal's sd for any scenario (production off the reference by the unseen
-    drift an estimator assumes, on top of the scenario's own failure mode)."""
+    drift an estimator assumes, on top of the scenario's own failure mode), production's
+    population having moved too, as the unseen drift assumes: its chunks' covariate shifts
+    twice the reference periods' sd (0.15 where the periods have none)."""
     sd = SCENARIOS[scenario].get("unseen") if unseen is None else unseen
+    moved = None
+    if unseen is not None:
+        s = SCENARIOS[scenario]
+        moved = max(2.0 * s.get("location", 0.0), s.get("production_location", 0.15))
     streams = []
     for rep in range(reps):
         shift = None if sd is None else sd * NormalDist().inv_cdf((rep + 0.5) / reps)
-        streams.append(simulate(scenario, np.random.default_rng(rep), unseen=shift))
+        streams.append(
+            simulate(scenario, np.random.default_rng(rep), unseen=shift, production_location=moved)
+        )
     return streams
 
 

@@ -385,10 +385,22 @@ def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]
 
 
 def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:
-    """--unseen-drift is the estimator's unseen_drift: a large one widens the accuracy interval
-    of a reference without drift of its own (the default's 0.08 moves this 750-row fixture's
-    width by less than its Monte Carlo error), and a negative sd is refused naming the option."""
-    base = (*_estimate_args(files), "--metrics", "accuracy", "--format", "json")
+    """--unseen-drift is the estimator's unseen_drift: on analysis scores whose distribution
+    moved away from the reference's (where the unseen drift applies: a chunk like one more
+    reference window gets none of it), a large one widens the accuracy interval, the default
+    is 0.08, and a negative sd is refused naming the option."""
+    rng = np.random.default_rng(1)
+    shifted = np.round(np.clip(0.55 + 0.3 * rng.random(600), 0, 1), 4)
+    analysis = _write_csv(files["root"] / "shifted.csv", {"score_a": shifted.tolist()})
+    base = (
+        *_estimate_args(files)[:4],
+        str(analysis),
+        *_estimate_args(files)[5:],
+        "--metrics",
+        "accuracy",
+        "--format",
+        "json",
+    )
 
     def width(*extra: str) -> float:
         out = _run(*base, *extra)

@@ -1320,7 +1320,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=UNSEEN_DRIFT,
         metavar="SD",
         help=f"sd (logit) of production's calibration shift that the reference periods cannot "
-        f"show (default {UNSEEN_DRIFT:g}; 0 when the reference spans production's conditions; "
+        f"show, where its scores vary from the reference's more than the reference periods do "
+        f"(default {UNSEEN_DRIFT:g}; 0 when the reference spans production's conditions; "
         "left out once the label column has labels)",
     )
     est.add_argument(

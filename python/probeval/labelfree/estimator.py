@@ -98,6 +98,7 @@ from probeval.labelfree.drift import (
     spread_bin_sd,
     spread_shift_priors,
     translated_priors,
+    unseen_share,
     widen_shift,
     widen_tilt,
 )
@@ -281,12 +282,16 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         calibration away from the reference's that the reference's own periods cannot show,
         added to the drift they do show. Default 0.08 (a bin's positive rate moving 2 points at
         50%): production often runs a year or more after the reference, and a reference that is
-        one cross-section, or shuffled, shows no drift at all. Set 0 when the reference spans
-        production's conditions: on a simulated stream that does not move, the default's
-        accuracy, precision and recall intervals are 1.4-1.5 times as wide (coverage 0.99-1.00);
-        on real data that moved, 0 covers far less (ACS employment precision 0.76). Left out
-        once production rows have labels (``partial_labels``): they show how far production
-        moved.
+        one cross-section, or shuffled, shows no drift at all. It applies where production's
+        scores show another population: the chunks of one :meth:`estimate` call vary from the
+        reference's bin counts more than the reference's windows do (in full once their median
+        Pearson statistic is 2.5 times its degrees of freedom, none up to 1.5;
+        ``drift.unseen_share``), so a production that looks like one more reference window
+        gets none (a simulated stationary stream covers 0.94-0.97, not 0.99-1.00) and a shift
+        of P(y | score) that leaves the scores as they were is not covered. Set 0 when the
+        reference spans production's conditions; on real data that moved, 0 covers far less
+        (ACS employment precision 0.83). Left out once production rows have labels
+        (``partial_labels``): they show how far production moved.
     drift_per_shift : float
         Method "hierarchical": a further sd (logit) of a chunk's calibration shift per unit of
         how far its scores moved beyond anything the reference's periods showed (the chi
@@ -853,7 +858,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         # A binary fit's own drift (a multiclass fit's one-vs-rest classes bring theirs).
         own = drift_model is None
         if drift_model is None:
-            drift_model = self._drift_for(chunks, _any_known(known))
+            share = self._unseen_share(chunks, stats[0], _any_known(known))
+            drift_model = self._drift_for(chunks, _any_known(known), share)
         drift = None if sampling_only else self._drift_args(drift_model, calibration, stats)
         if own and drift is not None and _any_known(known):
             calibration = self._moved_calibration(calibration, drift_model, drift, stats)
@@ -973,7 +979,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             request=f"n_samples={n:,} for {len(specs)} metric(s) in {len(chunks):,} chunks",
             alternative="ask for fewer n_samples, or fewer (larger) chunks",
         )
-        drift_model = self._drift_for(chunks, _any_known(known))
+        share = self._unseen_share(chunks, stats[0], _any_known(known))
+        drift_model = self._drift_for(chunks, _any_known(known), share)
         drift = self._drift_args(drift_model, calibration, stats)
         draws = np.empty((len(chunks), 0, n))
         if confusion_specs:
@@ -985,7 +992,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 )
                 if bins.score_shares is not None:
                     from_scores = error_alpha_from_scores(bins, shares)
-                moves = self._class_moves(_any_known(known), shares, squares)
+                moves = self._class_moves(_any_known(known), share, shares, squares)
             error_alpha, error_tilt = self._error_model(
                 chunks, table, _any_known(known), from_scores
             )
@@ -1014,7 +1021,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if score_specs:
             ranked = _one_vs_rest_metrics(score_specs)
             per_class = {name: np.empty((len(labels), len(chunks), n)) for name in ranked}
-            class_drifts = self._class_drifts(chunks, _any_known(known))
+            class_drifts = self._class_drifts(chunks, _any_known(known), share)
             # Each class's AUC variance from sampling alone, apart from the drift's share: the
             # two parts are coupled across classes apart (auc_coupling). Method "pooled" has
             # no drift: its draws are all sampling.
@@ -1193,18 +1200,18 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         )
         return {spec.name: (posts[spec.name].observed, posts[spec.name]) for spec in specs}
 
-    def _drift_for(self, chunks: list[Chunk], labelled: bool = False) -> Drift:
+    def _drift_for(self, chunks: list[Chunk], labelled: bool = False, share: float = 1.0) -> Drift:
         """The drift between stretches of time the size of these chunks (median rows): the
         declared periods' as they are; default blocks added up into that many rows each.
-        ``labelled``: some production rows have labels (:meth:`_unseen`); without any, the
-        tilt's spread keeps the part the level explains (``explained_spread``,
-        :func:`learn_drifts`)."""
+        ``labelled``: some production rows have labels; ``share``: of the unseen drift's
+        variance (:meth:`_unseen`). Without labels, the tilt's spread keeps the part the level
+        explains (``explained_spread``, :func:`learn_drifts`)."""
         state = self._state()
         windows = self._drift_windows(chunks)
         # The unseen drift moves each class's rate at the same scores: a binary calibration's
         # shift, a multiclass model's one-vs-rest ones (_class_drifts) and, through each
         # class's own move, its confidence bins and error shares (_class_moves).
-        unseen = 0.0 if state["kind"] == "multiclass" else self._unseen(labelled)
+        unseen = 0.0 if state["kind"] == "multiclass" else self._unseen(labelled, share)
         cache: dict[tuple[int | None, float, bool], Drift] = state.setdefault("drift_cache", {})
         key = (windows, unseen, labelled)
         if key not in cache:
@@ -1231,17 +1238,19 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         windows = round(float(sums[..., 0].sum()) / max(rows, 1.0))
         return int(min(max(windows, _MIN_WINDOWS), sums.shape[0]))
 
-    def _class_drifts(self, chunks: list[Chunk], labelled: bool = False) -> list[Drift]:
+    def _class_drifts(
+        self, chunks: list[Chunk], labelled: bool = False, share: float = 1.0
+    ) -> list[Drift]:
         """The drifts of a multiclass fit's one-vs-rest calibrations for these chunks, learned
         from all classes together (:func:`learn_drifts`): the sd of the bins' own deviations,
         whether any class moves between periods, and the slopes on the scores' level;
-        ``labelled`` as for :meth:`_drift_for`."""
+        ``labelled`` and ``share`` as for :meth:`_drift_for`."""
         state = self._state()
         windows = self._drift_windows(chunks)
         cache: dict[tuple[int | None, float, bool], list[Drift]] = state.setdefault(
             "class_drift_cache", {}
         )
-        unseen = self._unseen(labelled)
+        unseen = self._unseen(labelled, share)
         key = (windows, unseen, labelled)
         if key not in cache:
             sums = [one._state()["period_sums"] for one in state["ovr"]]
@@ -1341,29 +1350,44 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         return chunk_class_shifts(self._class_shift_sd(chunks), stats, bins, drift.bin_sd)
 
     def _class_moves(
-        self, labelled: bool, means: np.ndarray, squares: np.ndarray
+        self, labelled: bool, share: float, means: np.ndarray, squares: np.ndarray
     ) -> tuple[float, np.ndarray, np.ndarray] | None:
         """A multiclass fit's unseen drift for the core: each class's log-odds at the same
         scores moves by N(0, s²/2) (with two classes, P(y = 1 | score) by the binary unseen
         drift s), moving every confidence bin by its loading (:func:`class_move_loading`) and
         each chunk's bin's error shares by its share of the move, from its rows' shares'
         ``means`` and mean ``squares`` (chunks, bins, K; :func:`move_shares`); None without
-        unseen drift (:meth:`_unseen`)."""
-        unseen = self._unseen(labelled)
+        unseen drift (:meth:`_unseen`, ``share`` of its variance)."""
+        unseen = self._unseen(labelled, share)
         if unseen <= 0:
             return None
         bins: MulticlassBins = self._state()["bins"]
         shares = np.ascontiguousarray(move_shares(bins, means, squares))
         return unseen / math.sqrt(2.0), class_move_loading(bins), shares
 
-    def _unseen(self, labelled: bool) -> float:
-        """The unseen drift's sd: ``unseen_drift`` until production rows have labels. Then
+    def _unseen_share(self, chunks: list[Chunk], counts: Any, labelled: bool) -> float:
+        """How much of the unseen drift's variance production calls for: how far its chunks'
+        bin ``counts`` vary from the reference's beyond its windows' own spread
+        (:func:`unseen_share`). The estimates of a chunk therefore depend on the other chunks
+        of the same call, as with labels (:func:`production_walk_priors`): many chunks show a
+        population that moved where one might not."""
+        if labelled or self.unseen_drift <= 0:
+            return 0.0
+        state = self._state()
+        # The windows' spread does not depend on the unseen drift: the cheapest fit of it.
+        dispersion = self._drift_for(chunks, labelled, 0.0).count_dispersion
+        reference = state["positives"] + state["negatives"]
+        return unseen_share(np.asarray(counts), reference, dispersion)
+
+    def _unseen(self, labelled: bool, share: float = 1.0) -> float:
+        """The unseen drift's sd: ``unseen_drift``, its variance scaled by ``share``
+        (:meth:`_unseen_share`), until production rows have labels. Then
         the labels show how far production moved beyond the reference's periods (the moved
         share of :func:`production_priors`), and a prior of that movement on top of it only
         widens the intervals: with 5% of rows labelled, a simulated stream that does not move
         covered 0.99 / 0.98 / 1.00 (accuracy, precision, recall) with it and 0.98 / 0.96 /
         0.98 without, ACS employment's precision error fell from .0105 to .0100."""
-        return 0.0 if labelled else self.unseen_drift
+        return 0.0 if labelled else self.unseen_drift * math.sqrt(share)
 
     def _drift_args(
         self,
