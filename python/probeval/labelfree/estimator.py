@@ -88,6 +88,7 @@ from probeval.labelfree.drift import (
     learn_drift,
     learn_drifts,
     merge_periods,
+    movement_prior_scale,
     period_sums,
     production_bin_offsets,
     production_priors,
@@ -798,6 +799,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         drift_model: Drift | None = None,
         shift_diagnostic: bool = True,
         sampling_only: bool = False,
+        share: float = 1.0,
     ) -> LabelFreeEstimate:
         """:meth:`estimate` for a binary fit; ``drift_model``: the drift to allow for instead of
         this estimator's own (a multiclass fit's classes share the sd of the bins' deviations);
@@ -805,7 +807,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         calibration shift (a multiclass fit's one-vs-rest estimates, whose diagnostics nobody
         reads, skip it: a fifth of a K = 10 estimate's time); ``sampling_only``: ROC AUC alone,
         with no drift at all, as method "pooled" draws it (a multiclass fit's classes' AUC
-        sampling variances)."""
+        sampling variances); ``share``: with ``drift_model``, how far production's scores moved
+        (:meth:`_unseen_share`, the multiclass fit's), which a binary fit finds itself."""
         if _is_matrix(y_score):
             matrix = as_score_matrix("y_score", y_score)
             if matrix.shape[1] != 2:
@@ -860,9 +863,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if drift_model is None:
             share = self._unseen_share(chunks, stats[0], _any_known(known))
             drift_model = self._drift_for(chunks, _any_known(known), share)
-        drift = None if sampling_only else self._drift_args(drift_model, calibration, stats)
+        drift = None
+        if not sampling_only:
+            drift = self._drift_args(drift_model, calibration, stats, share)
         if own and drift is not None and _any_known(known):
-            calibration = self._moved_calibration(calibration, drift_model, drift, stats)
+            calibration = self._moved_calibration(calibration, drift_model, drift, stats, share)
         slices = None
         if want_ap:
             slices = _score_slices(arranged, starts, np.asarray(calibration[0]), _AP_SLICES)
@@ -981,7 +986,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         )
         share = self._unseen_share(chunks, stats[0], _any_known(known))
         drift_model = self._drift_for(chunks, _any_known(known), share)
-        drift = self._drift_args(drift_model, calibration, stats)
+        drift = self._drift_args(drift_model, calibration, stats, share)
         draws = np.empty((len(chunks), 0, n))
         if confusion_specs:
             from_scores, moves = None, None
@@ -1010,7 +1015,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 zd,
                 drift,
                 error_tilt,
-                None if drift is None else self._class_shift(chunks, stats, drift_model),
+                None if drift is None else self._class_shift(chunks, stats, drift_model, share),
                 None if drift is None else self._tilt_correlation(chunks),
                 None if drift is None else moves,
             )
@@ -1037,6 +1042,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 "beta": beta,
                 "zero_division": zd,
                 "shift_diagnostic": False,
+                "share": share,
             }
             for c, one in enumerate(state["ovr"]):
                 own: dict[str, Any] = {"drift_model": class_drifts[c], "partial_labels": None}
@@ -1338,16 +1344,18 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         return cache[windows]
 
     def _class_shift(
-        self, chunks: list[Chunk], stats: tuple[np.ndarray, ...], drift: Drift
+        self, chunks: list[Chunk], stats: tuple[np.ndarray, ...], drift: Drift, share: float
     ) -> tuple[np.ndarray, np.ndarray]:
         """A multiclass fit's shift of each predicted class's correct rates, per chunk, for the
         core: its sd learned from the reference's periods in windows the size of the chunks
         (:func:`class_shift_sd`, cached), updated by each chunk's known labels
         (:func:`chunk_class_shifts`). The common drift moves every class's bins together; on
         the flights, whether a prediction of "early" is right moved by 0.40 logit (sd) between
-        the reference's stretches beyond that, "late" by 0.58."""
+        the reference's stretches beyond that, "late" by 0.58. The prior of a class having moved
+        follows ``share``, how far production's scores moved (:func:`movement_prior_scale`)."""
         bins: MulticlassBins = self._state()["bins"]
-        return chunk_class_shifts(self._class_shift_sd(chunks), stats, bins, drift.bin_sd)
+        scale = movement_prior_scale(share)
+        return chunk_class_shifts(self._class_shift_sd(chunks), stats, bins, drift.bin_sd, scale)
 
     def _class_moves(
         self, labelled: bool, share: float, means: np.ndarray, squares: np.ndarray
@@ -1368,10 +1376,12 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
     def _unseen_share(self, chunks: list[Chunk], counts: Any, labelled: bool) -> float:
         """How much of the unseen drift's variance production calls for: how far its chunks'
         bin ``counts`` vary from the reference's beyond its windows' own spread
-        (:func:`unseen_share`). The estimates of a chunk therefore depend on the other chunks
-        of the same call, as with labels (:func:`production_walk_priors`): many chunks show a
-        population that moved where one might not."""
-        if labelled or self.unseen_drift <= 0:
+        (:func:`unseen_share`). With labels, the same share scales the prior of production's
+        calibration having moved (:func:`movement_prior_scale`). The estimates of a chunk
+        therefore depend on the other chunks of the same call, as with labels
+        (:func:`production_walk_priors`): many chunks show a population that moved where one
+        might not."""
+        if not labelled and self.unseen_drift <= 0:
             return 0.0
         state = self._state()
         # The windows' spread does not depend on the unseen drift: the cheapest fit of it.
@@ -1394,6 +1404,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         drift: Drift,
         calibration: tuple[Any, ...] | None = None,
         stats: tuple[np.ndarray, ...] | None = None,
+        share: float = 1.0,
     ) -> tuple[Any, ...] | None:
         """The drift model for the core, or None (method "pooled", perfect calibration).
 
@@ -1406,7 +1417,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         :func:`shift_spread`);
         such a chunk's bins also get a wider deviation of their own (:func:`spread_bin_sd`).
         With labels, a binary calibration's chunks get their own prior of the tilt as well
-        (:func:`production_priors`, :data:`TILT_NOT_MOVED`)."""
+        (:func:`production_priors`, :data:`TILT_NOT_MOVED`); the priors' masses on production
+        having moved follow ``share``, how far its scores moved (:meth:`_unseen_share`,
+        :func:`movement_prior_scale`)."""
         if self.method == "pooled" or self.calibration == "perfect":
             return None
         if calibration is None or stats is None:
@@ -1477,10 +1490,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         # each chunk's likelihood moved back by its level's part, their priors forward again.
         log_likelihood = translated_priors(tilted.shift, log_likelihood, -shift_mean)
         evidence = (tilted.shift, tilted.shift_log_prior, log_likelihood, labelled)
+        scale = movement_prior_scale(share)
         if learn:
-            priors = production_walk_priors(*evidence)
+            priors = production_walk_priors(*evidence, scale)
         else:
-            priors = production_priors(*evidence, CONFIDENCE_NOT_MOVED)
+            priors = production_priors(*evidence, CONFIDENCE_NOT_MOVED, scale)
         priors = coupled_shifts(priors)
         if not learn:
             return tilted.core_args(priors, bin_sd)
@@ -1492,7 +1506,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         fine, log_likelihood = finer_tilt(wide, tilted, log_likelihood)
         log_likelihood = translated_priors(fine.tilt, log_likelihood, -tilt_mean)
         tilts = production_priors(
-            fine.tilt, fine.tilt_log_prior, log_likelihood, labelled, TILT_NOT_MOVED
+            fine.tilt, fine.tilt_log_prior, log_likelihood, labelled, TILT_NOT_MOVED, scale
         )
         return fine.core_args(priors, bin_sd, coupled_tilts(fine.tilt, tilts))
 
@@ -1502,9 +1516,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         drift_model: Drift,
         drift: tuple[Any, ...],
         stats: tuple[np.ndarray, ...],
+        share: float,
     ) -> tuple[Any, ...]:
         """The calibration with each bin's rate moved by production's lasting offset, learned
-        from all chunks' labels (:func:`production_bin_offsets`), and its rows thinned so that
+        from all chunks' labels (:func:`production_bin_offsets`, its prior mass on a bin having
+        moved following ``share``: :func:`movement_prior_scale`), and its rows thinned so that
         the rate's logit variance gains the offset's. The offsets are learned around the rates
         the draws centre each bin on (``_core.labelfree_drift_expected_logits``: the chunk's
         shift at its posterior mean, the chunk's labels included, its tilt at its prior mean,
@@ -1517,7 +1533,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         and average precision by -0.8% (docs/labelfree.md)."""
         expected = _core.labelfree_drift_expected_logits(calibration, drift, stats)
         offset, var = production_bin_offsets(
-            expected, np.asarray(stats[3]), np.asarray(stats[4]), drift_model.bin_sd
+            expected,
+            np.asarray(stats[3]),
+            np.asarray(stats[4]),
+            drift_model.bin_sd,
+            movement_prior_scale(share),
         )
         pos, neg = np.asarray(calibration[1], float), np.asarray(calibration[2], float)
         # The core's rate (``Calibration::rate_mean``): two prior rows at the bin's centre.

@@ -743,14 +743,13 @@ def _class_walk_moved_prior(n_chunks: int) -> np.ndarray:
     return out
 
 
-def _class_walk_share_prior() -> np.ndarray:
+def _class_walk_share_prior(scale: float = 1.0) -> np.ndarray:
     """The prior weights of :data:`_CLASS_WALK_SHARE`: :data:`_CLASS_WALK_NONE_MOVED` on 0, the rest
-    uniform."""
-    prior = np.full(
-        _CLASS_WALK_SHARE.shape[0],
-        (1.0 - _CLASS_WALK_NONE_MOVED) / (_CLASS_WALK_SHARE.shape[0] - 1),
-    )
-    prior[0] = _CLASS_WALK_NONE_MOVED
+    uniform; ``scale`` multiplies the mass of some class having moved
+    (:func:`~probeval.labelfree.drift.movement_prior_scale`)."""
+    none = 1.0 - (1.0 - _CLASS_WALK_NONE_MOVED) * scale
+    prior = np.full(_CLASS_WALK_SHARE.shape[0], (1.0 - none) / (_CLASS_WALK_SHARE.shape[0] - 1))
+    prior[0] = none
     return prior
 
 
@@ -801,7 +800,7 @@ def _class_walk_moments(
 
 
 def _class_walks(
-    residual: np.ndarray, noise: np.ndarray, sd: np.ndarray | float
+    residual: np.ndarray, noise: np.ndarray, sd: np.ndarray | float, scale: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per chunk (in time order) and class, the posterior mean and variance of the class's shift
     given every chunk's labels (``residual`` and ``noise`` (chunks, classes), each class with
@@ -813,9 +812,9 @@ def _class_walks(
     :func:`_class_walk_share_prior`): each of those took its own (s0, q)
     (:func:`_class_walk_moved_prior`), the others stayed at s0 = q = 0, and π is learned from
     every class's labels, so that classes that clearly moved make a rare class's movement
-    likelier (:data:`_CLASS_WALK_NONE_MOVED`). Taken at the marginal likelihood's maximum
-    instead, a rare class's walk followed its few labels' noise (a stable stream with 1%
-    labelled: precision error .0603 against .0282)."""
+    likelier (:data:`_CLASS_WALK_NONE_MOVED`, its complement times ``scale``). Taken at the
+    marginal likelihood's maximum instead, a rare class's walk followed its few labels' noise (a
+    stable stream with 1% labelled: precision error .0603 against .0282)."""
     n_chunks, k = residual.shape
     own_var = np.broadcast_to(np.asarray(sd, dtype=np.float64), (k,)) ** 2
     moved_prior = np.log(_class_walk_moved_prior(n_chunks))
@@ -843,7 +842,7 @@ def _class_walks(
     with np.errstate(divide="ignore"):
         log_share, log_rest = np.log(_CLASS_WALK_SHARE), np.log1p(-_CLASS_WALK_SHARE)
     terms = np.logaddexp(log_rest[:, None] + still[None], log_share[:, None] + moved[None])
-    total = np.log(_class_walk_share_prior()) + terms.sum(axis=1)
+    total = np.log(_class_walk_share_prior(scale)) + terms.sum(axis=1)
     share = np.exp(total - total.max())
     share /= share.sum()
     # P(class j moved | π, its labels), averaged over π's posterior.
@@ -862,6 +861,7 @@ def chunk_class_shifts(
     stats: tuple[np.ndarray, ...],
     bins: MulticlassBins,
     bin_sd: float,
+    scale: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each chunk's shift of each predicted class's correct rates, as the core takes it: per
     chunk and bin the mean offset (chunks, bins), per chunk and class the sd (chunks, K).
@@ -875,7 +875,8 @@ def chunk_class_shifts(
     all chunks' labels (:func:`_class_walks`): its own movement N(0, ``sd``²) around a level
     that production's labels can show moved off the reference, at once or chunk by chunk (a
     concept shift of one class: the card tiers' second class after theirs), so that a chunk
-    learns from its neighbours' labels, not only its own few hundred."""
+    learns from its neighbours' labels, not only its own few hundred; ``scale`` multiplies the
+    prior of a class having moved (:func:`~probeval.labelfree.drift.movement_prior_scale`)."""
     k = bins.n_classes
     n_chunks = np.asarray(stats[0]).shape[0]
     rate = np.clip((bins.correct + 0.5) / (bins.correct + bins.wrong + 1.0), 1e-6, 1 - 1e-6)
@@ -903,7 +904,7 @@ def chunk_class_shifts(
         if shown.any():
             noise = np.where(seen, 1.0 / np.where(seen, weight, 1.0), np.inf)
             mean[:, shown], var[:, shown] = _class_walks(
-                residual[:, shown], noise[:, shown], sds[shown]
+                residual[:, shown], noise[:, shown], sds[shown], scale
             )
     class_sd = np.sqrt(var)
     own_sd = class_sd[:, bins.predicted]
