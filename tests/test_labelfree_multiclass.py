@@ -542,17 +542,18 @@ def test_partial_labels_move_a_shifted_chunk_towards_the_truth() -> None:
 
 def test_a_few_labels_do_not_blow_the_intervals_up() -> None:
     """Three stable 60,000-row K = 3 streams, labels at random: 10 and 250 labels make the accuracy
-    HDIs 0.056 and 0.031 wide on average, 2.08 and 1.18 times as wide as none (.0267; mean
+    HDIs 0.086 and 0.039 wide on average, 3.21 and 1.47 times as wide as none (.0267; mean
     widths over the streams' chunks). With labels the unseen drift goes and production's
     movement is left to them: a mixture with mass ``CONFIDENCE_NOT_MOVED`` on "no chunk moved",
-    plus each class's walk, their masses on having moved a quarter of a moved population's here,
-    as the scores look like the reference's
-    (:func:`~probeval.labelfree.drift.movement_prior_scale`; with the full masses whatever the
-    scores, 0.118 and 0.050 wide, 4.41 and 1.87 times as wide as none). When the mixture's mass
-    was 0.7, the prior on movement counted twice: 3.80 and 1.84 times. Before the confidence
-    calibration's tilt turned around its bins' information-weighted centre the widths were
-    .0419 without labels, 0.123 and 0.060 with (2.93 and 1.43 times): every width fell, the
-    unlabelled one most, so the ratios rose."""
+    plus each class's walk, whose mass on some class having moved is a quarter of a moved
+    population's here, as the scores look like the reference's
+    (:func:`~probeval.labelfree.drift.movement_prior_scale`; with the full mass whatever the
+    scores, 0.118 and 0.050 wide, 4.41 and 1.87 times as wide as none; with the mixture's
+    scaled too, 2.08 and 1.18 times, at a cost on the flights: ``_drift_args``). When the
+    mixture's mass was 0.7, the prior on movement counted twice: 3.80 and 1.84 times. Before
+    the confidence calibration's tilt turned around its bins' information-weighted centre the
+    widths were .0419 without labels, 0.123 and 0.060 with (2.93 and 1.43 times): every width
+    fell, the unlabelled one most, so the ratios rose."""
     width: dict[int, list[float]] = {0: [], 10: [], 250: []}
     for stream in range(3):
         rng = np.random.default_rng(100 + stream)
@@ -576,10 +577,10 @@ def test_a_few_labels_do_not_blow_the_intervals_up() -> None:
                 for c in result.chunks
             ]
     mean = {n: float(np.mean(w)) for n, w in width.items()}
-    assert mean[10] < 0.065, mean
-    assert mean[250] < 0.035, mean
-    assert mean[10] / mean[0] < 2.4, mean
-    assert mean[250] / mean[0] < 1.3, mean
+    assert mean[10] < 0.095, mean
+    assert mean[250] < 0.043, mean
+    assert mean[10] / mean[0] < 3.5, mean
+    assert mean[250] / mean[0] < 1.6, mean
 
 
 def test_labels_show_a_class_that_moved_alone() -> None:

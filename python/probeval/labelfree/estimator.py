@@ -1418,8 +1418,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         such a chunk's bins also get a wider deviation of their own (:func:`spread_bin_sd`).
         With labels, a binary calibration's chunks get their own prior of the tilt as well
         (:func:`production_priors`, :data:`TILT_NOT_MOVED`); the priors' masses on production
-        having moved follow ``share``, how far its scores moved (:meth:`_unseen_share`,
-        :func:`movement_prior_scale`)."""
+        having moved (but a multiclass confidence calibration's) follow ``share``, how far its
+        scores moved (:meth:`_unseen_share`, :func:`movement_prior_scale`)."""
         if self.method == "pooled" or self.calibration == "perfect":
             return None
         if calibration is None or stats is None:
@@ -1494,7 +1494,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if learn:
             priors = production_walk_priors(*evidence, scale)
         else:
-            priors = production_priors(*evidence, CONFIDENCE_NOT_MOVED, scale)
+            # The confidence calibration's mixture keeps its mass whatever the scores (its
+            # 0.85 already leaves production's movement to the classes' walks, which do follow
+            # them): scaled too, the three-class flights (scores like the reference's windows)
+            # with 5% labelled lost accuracy before September, error .0131 -> .0146, and macro
+            # F1 .0138 -> .0151, while a stable K = 3 stream's 10 labels went from 3.2 to 2.1
+            # times as wide as none.
+            priors = production_priors(*evidence, CONFIDENCE_NOT_MOVED)
         priors = coupled_shifts(priors)
         if not learn:
             return tilted.core_args(priors, bin_sd)
