@@ -58,8 +58,8 @@ __all__ = [
     "learn_drift",
     "learn_drifts",
     "merge_periods",
-    "period_sums",
     "movement_prior_scale",
+    "period_sums",
     "production_bin_offsets",
     "production_priors",
     "production_walk_priors",
@@ -1294,8 +1294,8 @@ def production_bin_offsets(
     none = math.log(still) + float(log_still.sum())
     top = max(none, float(log_evidence.max()) + prior_moved)
     post = np.exp(log_evidence + prior_moved - top)
-    scale = math.exp(none - top) + float(post.sum())
-    post /= scale
+    evidence = math.exp(none - top) + float(post.sum())
+    post /= evidence
     # Each bin's chance of having moved, given (ε, ω), and its moments if it did.
     slab = np.exp(np.log(eps) + log_moved - log_mix)
     shrink = omega2 / total
