@@ -580,16 +580,16 @@ def test_labelled_prior_of_movement_follows_the_scores(monkeypatch: pytest.Monke
     estimator.fit(labels[:20_000], scores[:20_000])
     known = np.where(rng.random(40_000) < 0.004, labels, np.nan)
 
-    def widths(rows: slice) -> np.ndarray:
+    def draws(rows: slice) -> np.ndarray:
         result = estimator.estimate(
             scores[rows], chunk_size=2_500, n_samples=2_000, rng=1, partial_labels=known[rows]
         )
         return np.array([result.posterior("accuracy", c.index).samples for c in result.chunks])
 
     still, moved = slice(20_000, 30_000), slice(30_000, 40_000)
-    default = {"still": widths(still), "moved": widths(moved)}
+    default = {"still": draws(still), "moved": draws(moved)}
     monkeypatch.setattr(estimator_module, "movement_prior_scale", lambda share: 1.0)
-    full = {"still": widths(still), "moved": widths(moved)}
+    full = {"still": draws(still), "moved": draws(moved)}
     assert np.array_equal(default["moved"], full["moved"])
     sd = {key: float(value.std(axis=1).mean()) for key, value in default.items()}
     sd_full = float(full["still"].std(axis=1).mean())

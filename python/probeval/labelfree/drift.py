@@ -68,6 +68,7 @@ __all__ = [
     "shift_spread",
     "spread_bin_sd",
     "spread_shift_priors",
+    "still_mass",
     "tau_estimate",
     "tau_log_likelihood",
     "tau_posterior",
@@ -1060,8 +1061,9 @@ def movement_prior_scale(share: float) -> float:
     return _MOVED_WHERE_SCORES_STILL + (1.0 - _MOVED_WHERE_SCORES_STILL) * share
 
 
-def _less_moved(not_moved: float, scale: float) -> float:
-    """A prior mass on "not moved" whose complement is scaled by ``scale``."""
+def still_mass(not_moved: float, scale: float) -> float:
+    """The prior mass on "not moved" once the mass on having moved, 1 - ``not_moved``, is
+    scaled by ``scale`` (:func:`movement_prior_scale`)."""
     return 1.0 - (1.0 - not_moved) * scale
 
 
@@ -1200,7 +1202,7 @@ def production_priors(
     mean, sd = (a.ravel() for a in np.meshgrid(_MOVED_MEAN, _MOVED_SD, indexing="ij"))
     slab = _grid_normal(shift, mean, sd)
     eps = _MOVED_SHARE[:, None]
-    still = _less_moved(not_moved, scale)
+    still = still_mass(not_moved, scale)
     share_prior = np.full(eps.shape[0], (1.0 - still) / (eps.shape[0] - 1))
     share_prior[0] = still
     hyper_prior = np.log(share_prior)[:, None] - 0.5 * (mean / _MOVED_MEAN_PRIOR_SD) ** 2
@@ -1289,7 +1291,7 @@ def production_bin_offsets(
     with np.errstate(divide="ignore"):
         log_mix = np.logaddexp(np.log(1.0 - eps) + log_still, np.log(eps) + log_moved)
     log_evidence = log_mix.sum(axis=2)  # (ε, ω)
-    still = _less_moved(BIN_NOT_MOVED, scale)
+    still = still_mass(BIN_NOT_MOVED, scale)
     prior_moved = math.log((1 - still) / log_evidence.size)
     none = math.log(still) + float(log_still.sum())
     top = max(none, float(log_evidence.max()) + prior_moved)
@@ -1361,10 +1363,10 @@ def _walk_hyper_prior(scale: float = 1.0) -> np.ndarray:
         np.full(_WALK_JUMP.shape[0], 1.0),
     ).reshape(_WALK_START.shape[0], -1)
     course[0, 0] = 0.0
-    still = _less_moved(_NOT_MOVED, scale)
+    still = still_mass(_NOT_MOVED, scale)
     course *= (1.0 - still) / course.sum()
     course[0, 0] = still
-    by_g = _less_moved(_WALK_OWN_G, scale)
+    by_g = still_mass(_WALK_OWN_G, scale)
     own = np.concatenate([[by_g], np.full(_WALK_OWN.shape[0], (1.0 - by_g) / _WALK_OWN.shape[0])])
     out: np.ndarray = own[:, None, None] * course[None]
     return out

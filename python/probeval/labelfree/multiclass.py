@@ -59,6 +59,7 @@ from probeval._util.equality import ValueEquality
 from probeval._util.validation import describe
 from probeval.labelfree.drift import (
     STILL_PRIOR,
+    still_mass,
     tau_estimate,
     tau_log_likelihood,
     tau_posterior,
@@ -747,7 +748,7 @@ def _class_walk_share_prior(scale: float = 1.0) -> np.ndarray:
     """The prior weights of :data:`_CLASS_WALK_SHARE`: :data:`_CLASS_WALK_NONE_MOVED` on 0, the rest
     uniform; ``scale`` multiplies the mass of some class having moved
     (:func:`~probeval.labelfree.drift.movement_prior_scale`)."""
-    none = 1.0 - (1.0 - _CLASS_WALK_NONE_MOVED) * scale
+    none = still_mass(_CLASS_WALK_NONE_MOVED, scale)
     prior = np.full(_CLASS_WALK_SHARE.shape[0], (1.0 - none) / (_CLASS_WALK_SHARE.shape[0] - 1))
     prior[0] = none
     return prior
