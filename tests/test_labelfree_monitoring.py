@@ -1718,6 +1718,80 @@ def test_tau_with_the_level_as_covariate_is_the_restricted_likelihood(seed: int)
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_tau_with_the_slope_integrated_matches_quadrature(seed: int) -> None:
+    """τ's restricted likelihood with the level's slope under its spike and slab (probability
+    STILL_PRIOR at 0, else N(0, sd²)) against an independent computation: for each slope on a
+    fine grid, the flat-intercept restricted likelihood of the effects less slope x level
+    (no covariate), weighted by the slab's density and summed (trapezoid over ±12 sd), mixed
+    with the spike's. Same constant, so the values themselves agree, not only their shape."""
+    from probeval.labelfree.drift import STILL_PRIOR, tau_log_likelihood
+
+    rng = np.random.default_rng(70 + seed)
+    periods = int(rng.integers(3, 12))
+    level = rng.normal(-1.0, rng.choice([0.05, 0.5]), periods)
+    noise = rng.uniform(0.001, 0.05, periods)
+    effect = rng.choice([0.0, 0.6]) * level + rng.normal(0.0, np.sqrt(noise + 0.01))
+    sd = float(rng.choice([0.25, 0.5]))
+    tau, log_lik = tau_log_likelihood(effect, noise, covariate=level, slope_prior_sd=sd)
+    _, spike = tau_log_likelihood(effect, noise)
+    slopes = np.linspace(-12 * sd, 12 * sd, 20_001)
+    density = np.exp(-0.5 * (slopes / sd) ** 2) / (sd * np.sqrt(2 * np.pi))
+    for i in range(0, tau.shape[0], 37):
+        var = noise + tau[i] ** 2
+        w = 1.0 / var
+        moved = effect[None, :] - slopes[:, None] * level[None, :]
+        mean = (moved * w).sum(axis=1) / w.sum()
+        resid2 = (w * (moved - mean[:, None]) ** 2).sum(axis=1)
+        restricted = np.exp(-0.5 * (np.log(var).sum() + np.log(w.sum()) + resid2))
+        slab = np.trapezoid(restricted * density, slopes)
+        expected = np.log(STILL_PRIOR * np.exp(spike[i]) + (1 - STILL_PRIOR) * slab)
+        assert log_lik[i] == pytest.approx(expected, rel=1e-7, abs=1e-7), (i, tau[i])
+
+
+def test_a_slope_fitted_to_noise_does_not_take_the_drift_with_it() -> None:
+    """Five windows whose shifts happen to line up with their scores' level over 0.045 logit (a
+    slope of 7 per logit, seven sds out under the slope's prior) keep the spread they show: τ's
+    posterior with the slope integrated out is the one without the level, where the slope's
+    flat fit takes the whole spread and leaves τ at 0. Levels that span 2 logits make a slope
+    of 0.4 plausible, and there it does take most of the spread. End to end: the shift's τ a
+    drift learns (learn_drift, coupled) is the integrated one."""
+    from probeval.labelfree.drift import (
+        _COUPLING_PRIOR_SD,
+        _period_effects,
+        learn_drift,
+        merge_periods,
+        tau_posterior,
+    )
+
+    level = np.array([-2.745, -2.751, -2.740, -2.764, -2.719])
+    noise = np.full(5, 0.05**2)
+    effect = 7.0 * (level - level.mean())
+    sd = _COUPLING_PRIOR_SD[0]
+    grid, plain = tau_posterior(effect, noise)
+    _, integrated = tau_posterior(effect, noise, covariate=level, slope_prior_sd=sd)
+    _, flat = tau_posterior(effect, noise, covariate=level)
+    assert (grid * integrated).sum() == pytest.approx((grid * plain).sum(), rel=0.05)
+    assert (grid * flat).sum() < 0.2 * (grid * plain).sum()
+    wide = np.linspace(-1.0, 1.0, 5)
+    along = 0.4 * wide + np.array([0.02, -0.03, 0.01, 0.03, -0.02])
+    _, plain = tau_posterior(along, noise)
+    _, integrated = tau_posterior(along, noise, covariate=wide, slope_prior_sd=sd)
+    assert (grid * integrated).sum() < 0.3 * (grid * plain).sum()
+
+    stream = simulate("drift + within-bin + ties", np.random.default_rng(3))
+    estimator = pe.LabelFreeEstimator().fit(stream.ref_labels, stream.ref_scores)
+    sums = merge_periods(estimator._state()["period_sums"], 5)
+    frame = _period_effects(sums, 1.0, coupled=True)
+    assert frame.effect is not None
+    assert frame.inverse is not None
+    _, integrated = tau_posterior(
+        frame.effect[:, 0], frame.inverse[:, 0, 0], covariate=frame.level, slope_prior_sd=sd
+    )
+    drift = learn_drift(sums, coupled=True)
+    assert drift.shift_sd == pytest.approx(float((grid * integrated).sum()), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_coupling_matches_a_brute_force_posterior(seed: int) -> None:
     """The posterior mean and variance of a coupling slope (spike at 0 with STILL_PRIOR, slab
     N(0, sd^2)) against sums on a grid of (intercept, slope): the effects' Gaussian likelihood
