@@ -18,32 +18,42 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def rerun(block: str, namespace: dict[str, object]) -> str:
-    parser = doctest.DocTestParser()
-    lines: list[str] = []
-    for example in parser.get_examples(block):
-        source_lines = example.source.rstrip("\n").split("\n")
-        lines.append(">>> " + source_lines[0])
-        lines.extend("... " + line for line in source_lines[1:])
+    """``block`` with each example's output replaced by what its source prints now.
+
+    Everything else — blank lines between examples, the blank line before the closing fence —
+    is kept as written, so a page that did not change is rewritten byte for byte.
+    """
+    parts: list[str] = []
+    for piece in doctest.DocTestParser().parse(block):
+        if isinstance(piece, str):
+            parts.append(piece)
+            continue
+        source_lines = piece.source.rstrip("\n").split("\n")
+        indent = " " * piece.indent
+        parts.append(indent + ">>> " + source_lines[0] + "\n")
+        parts.extend(indent + "... " + line + "\n" for line in source_lines[1:])
         buffer = io.StringIO()
         with contextlib.redirect_stdout(buffer):
-            code = compile(example.source, "<example>", "single")
-            exec(code, namespace)
+            exec(compile(piece.source, "<example>", "single"), namespace)
         output = buffer.getvalue()
         if output:
-            lines.extend(output.rstrip("\n").split("\n"))
-    return "\n".join(lines) + "\n"
+            # doctest cannot match an empty output line; it is written <BLANKLINE>.
+            parts.extend(
+                indent + (line if line.strip() else doctest.BLANKLINE_MARKER) + "\n"
+                for line in output.rstrip("\n").split("\n")
+            )
+    return "".join(parts)
 
 
 def main() -> None:
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
         namespace: dict[str, object] = {}
-        updated = re.sub(
-            r"(```pycon\n)(.*?)(```)",
-            lambda m, ns=namespace: m[1] + rerun(m[2], ns) + m[3],
-            text,
-            flags=re.S,
-        )
+
+        def rewrite(match: re.Match[str], namespace: dict[str, object] = namespace) -> str:
+            return match[1] + rerun(match[2], namespace) + match[3]
+
+        updated = re.sub(r"(```pycon\n)(.*?)(```)", rewrite, text, flags=re.S)
         page.write_text(updated, encoding="utf-8")
         print(f"{page.name}: examples re-run" + (" (changed)" if updated != text else ""))
 

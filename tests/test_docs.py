@@ -82,6 +82,25 @@ def test_readme_fits_on_two_screens() -> None:
     assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) < 250
 
 
+def test_update_examples_rewrites_the_outputs_and_nothing_else() -> None:
+    """``scripts/update_examples.py`` keeps a block's blank lines and prose as written (it used
+    to drop them, so every run reformatted the pages), replaces stale output and writes an
+    empty output line as doctest expects it."""
+    spec = importlib.util.spec_from_file_location(
+        "update_examples", ROOT / "scripts" / "update_examples.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    current = ">>> x = 2\n\n>>> for i in range(2):\n...     print(i * x)\n0\n2\n\n"
+    assert script.rerun(current, {}) == current
+    stale = current.replace("0\n2\n", "0\n3\n")
+    assert script.rerun(stale, {}) == current
+    blank = ">>> print('a\\n\\nb')\nstale\n"
+    assert script.rerun(blank, {}) == ">>> print('a\\n\\nb')\na\n<BLANKLINE>\nb\n"
+
+
 def _modules() -> list[str]:
     names = [probeval.__name__]
     for info in pkgutil.walk_packages(probeval.__path__, prefix="probeval."):
