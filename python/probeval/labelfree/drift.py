@@ -125,6 +125,18 @@ _UNSEEN_RATIO = (1.5, 2.5)
 #: end; it took the car loan's precision coverage from 0.80 to 1.00, and leaves simulated
 #: streams whose scores move no further than their reference's periods did as they were.
 DRIFT_PER_SHIFT = 0.5
+#: Beyond the levels the reference's periods showed, a chunk's shift and tilt follow the slope
+#: on the level a third of the way, with an sd of as much (:meth:`Drift.coupled`): the
+#: coupling stopping at the edge is one sd away, going on in a straight line two. At the edge
+#: (the earlier rule), simulated drift that follows the level (shift 0.5, tilt -0.25 per logit;
+#: production's chunks twice as spread as the five periods and off them by the unseen drift, 24
+#: streams) with 5% labelled covered recall in 0.82 of chunks and ROC AUC in 0.88: the realized
+#: values went on along the line. Half way (sd as much) covered 0.97 / 0.96 but took the
+#: within-bin shift's recall (no coupling; slope 2) from 0.93 to 0.91, a third 0.93 / 0.93 and
+#: 0.92. On the 24 flights designs, no labels, the straight line up to one range beyond the
+#: edge cost accuracy 0.972 -> 0.967 (the May-June departure models' 0.91 / 0.88 -> 0.85 /
+#: 0.82); half way and a third keep it and take ROC AUC 0.966 -> 0.972 / 0.971.
+_BEYOND_LEVELS = 1.0 / 3.0
 #: Production's tilt (how far apart the bins' logits are) spreads wider than the reference's
 #: windows show: a new period's tilt prior is the windows' scale mixture with every τ times this.
 #: The windows are adjacent stretches of a few weeks; production runs for months, and how well a
@@ -259,20 +271,24 @@ class Drift(ValueEquality):
 
     def coupled(self, level: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """For chunks whose scores sit at ``level`` (the logit of their mean score): the mean
-        and sd of how far their shift and their tilt moved with it, the slope's posterior times
-        the distance from the reference's level. Only within the levels the periods showed: a
-        slope learned from a narrow range is no licence to extrapolate (ACS employment's
-        windows spanned 0.08 logit, production 1.1), and beyond them :data:`DRIFT_PER_SHIFT`
-        already widens a chunk whose scores moved (with the slope's sd carried to the whole
-        distance, a stable reference's uninformative slope took a far-moved chunk's accuracy
-        interval from 0.034 to 0.154 wide)."""
-        inside = np.clip(level, self.level_low, self.level_high) - self.level
-        return (
-            self.shift_coupling * inside,
-            math.sqrt(self.shift_coupling_var) * np.abs(inside),
-            self.tilt_coupling * inside,
-            math.sqrt(self.tilt_coupling_var) * np.abs(inside),
-        )
+        and sd of how far their shift and their tilt moved with it. Within the levels the
+        periods showed, the slope's posterior times the distance from the reference's level.
+        Beyond them, a slope learned from a narrow range is no licence to extrapolate (ACS
+        employment's windows spanned 0.08 logit, production 1.1; with the slope's sd carried
+        to the whole distance, a stable reference's uninformative slope took a far-moved
+        chunk's accuracy HDI from 0.034 to 0.154 wide), nor is the edge a wall: the further
+        distance d adds a movement of mean and sd :data:`_BEYOND_LEVELS` times the slope's mean
+        times d (none one sd away, the straight line two)."""
+        clipped = np.clip(level, self.level_low, self.level_high)
+        inside, beyond = clipped - self.level, level - clipped
+
+        def moved(slope: float, var: float) -> tuple[np.ndarray, np.ndarray]:
+            further = _BEYOND_LEVELS * slope * beyond
+            return slope * inside + further, np.sqrt(var * inside**2 + further**2)
+
+        shift_mean, shift_sd = moved(self.shift_coupling, self.shift_coupling_var)
+        tilt_mean, tilt_sd = moved(self.tilt_coupling, self.tilt_coupling_var)
+        return shift_mean, shift_sd, tilt_mean, tilt_sd
 
     def core_args(
         self,
