@@ -14,6 +14,8 @@ import pytest
 
 import probeval
 
+from ._scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [
     page
@@ -86,13 +88,7 @@ def test_update_examples_rewrites_the_outputs_and_nothing_else() -> None:
     """``scripts/update_examples.py`` keeps a block's blank lines and prose as written (it used
     to drop them, so every run reformatted the pages), replaces stale output and writes an
     empty output line as doctest expects it."""
-    spec = importlib.util.spec_from_file_location(
-        "update_examples", ROOT / "scripts" / "update_examples.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("update_examples")
     current = ">>> x = 2\n\n>>> for i in range(2):\n...     print(i * x)\n0\n2\n\n"
     assert script.rerun(current, {}) == current
     stale = current.replace("0\n2\n", "0\n3\n")

@@ -3,7 +3,6 @@ inputs, and the committed gallery is what scripts/make_gallery.py draws today.""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import matplotlib.image as mpimg
@@ -12,6 +11,8 @@ import pytest
 from matplotlib.figure import Figure
 
 import probeval as pe
+
+from ._scripts import load_script
 
 # probeval.plot draws on matplotlib Figures directly (never pyplot), so the Agg canvas renders
 # them whatever backend is configured.
@@ -117,13 +118,7 @@ def test_wrong_inputs_are_rejected() -> None:
 
 
 def test_committed_gallery_is_current(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "make_gallery", ROOT / "scripts" / "make_gallery.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("make_gallery")
     for fresh in module.build(tmp_path):
         committed = ROOT / "docs" / "gallery" / fresh.name
         assert committed.exists(), f"{committed} is missing: run scripts/make_gallery.py"
