@@ -1228,6 +1228,14 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         "lacks the key",
     ),
     (
+        "lf-from-dict-observed",
+        lambda: pe.LabelFreeEstimator.from_dict(
+            {**LF.to_dict(), "reference_observed": np.array([[0.5]])}
+        ),
+        ValueError,
+        "reference_observed must be a dict",
+    ),
+    (
         "lf-from-dict-old-format",
         lambda: pe.LabelFreeEstimator.from_dict({"format": "probeval.LabelFreeEstimator/1"}),
         ValueError,

@@ -1849,6 +1849,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             )
             summary = ScoreSummary.from_dict(data["reference_scores"])
             saved = data.get("reference_observed")
+            if saved is not None and not isinstance(saved, dict):
+                raise ValueError(
+                    "the saved estimator's reference_observed must be a dict of "
+                    f"{', '.join(RANKING_METRICS)}, got {describe(saved)}"
+                )
             # Saved before the exact values were kept: the binned summary's, as reported then.
             observed = (
                 _ranking_observed(summary)
