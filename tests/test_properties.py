@@ -997,10 +997,6 @@ def test_exact_sample_plans_start_where_every_larger_size_reaches_the_assurance(
     assert np.all((probability >= 0.0) & (probability <= 1.0 + 1e-12))
     assert np.all(np.diff(sizes) > 0)
     assert plan.n is not None
-    # The curve: the bisection's sizes, 24 spread out and the plan's own (not the sizes the
-    # saw-tooth check read, hundreds near a large n).
-    assert plan.n in sizes
-    assert sizes.size <= 80
     law = _as_design(metric, design, None, None)
     assert isinstance(law, _BetaLaw)
     reached = [

@@ -26,7 +26,6 @@ posteriors :func:`~probeval.evaluate` gives.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -597,10 +596,7 @@ def plan_sample_size(
 
     n = _smallest_n(at, assurance, n_max, start=1, resolution=lambda low: 1)
     if n is not None and method == "exact":
-        # The saw-tooth check's sizes are not the curve's: only the plan's own size joins it.
-        n = _settled_n(functools.cache(probability), n, assurance, n_max)
-        if n is not None:
-            at(n)
+        n = _settled_n(at, n, assurance, n_max)
     top = n_max if n is None else max(4 * n, 16)
     for m in np.unique(np.geomspace(1, top, 24).round().astype(int)):
         at(int(m))
