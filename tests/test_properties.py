@@ -965,40 +965,27 @@ CM_PLAN = pe.ConfusionMatrix.from_counts(tp=30, fp=3, tn=60, fn=7)
 @given(
     metric=st.sampled_from(["accuracy", "precision", "recall", "specificity"]),
     width=st.floats(0.02, 0.6),
-    expected=st.one_of(
-        st.floats(0.02, 0.98),
-        st.tuples(st.floats(1.0, 300.0), st.floats(1.0, 300.0)),
-    ),
+    expected=st.floats(0.02, 0.98),
     assurance=st.floats(0.05, 0.99),
     ci=st.floats(0.5, 0.99),
 )
 def test_exact_sample_plans_start_where_every_larger_size_reaches_the_assurance(
-    metric: str,
-    width: float,
-    expected: float | tuple[float, float],
-    assurance: float,
-    ci: float,
+    metric: str, width: float, expected: float, assurance: float, ci: float
 ) -> None:
-    """A rate's plan is exact (a value or a Beta posterior as the design): its curve's
-    probabilities are probabilities, and the planned size is the smallest from which every
-    size reaches the assurance: the size before it misses, and every size from it to twice
-    it (up to 2,000 more) reaches it, each probability computed on its own (the probability
-    saw-tooths with the size, so the bisection's crossing alone is not the answer)."""
-    from probeval.experiment.planning import _as_design, _BetaLaw, _exact_probability
+    """A rate's plan is exact: its curve's probabilities are probabilities, and the planned
+    size is the smallest from which every size reaches the assurance: the size before it
+    misses, and every size from it to twice it (up to 2,000 more) reaches it, each
+    probability computed on its own (the probability saw-tooths with the size, so the
+    bisection's crossing alone is not the answer)."""
+    from probeval.experiment.planning import _as_design, _exact_probability
 
-    design: float | pe.Posterior = (
-        pe.Posterior.from_beta(*expected, metric=metric, rng=0)
-        if isinstance(expected, tuple)
-        else expected
-    )
-    plan = pe.plan_sample_size(metric, width, expected=design, assurance=assurance, ci=ci)
+    plan = pe.plan_sample_size(metric, width, expected=expected, assurance=assurance, ci=ci)
     data = plan.to_dict()
     sizes, probability = np.asarray(data["curve_n"]), np.asarray(data["curve_probability"])
     assert np.all((probability >= 0.0) & (probability <= 1.0 + 1e-12))
     assert np.all(np.diff(sizes) > 0)
     assert plan.n is not None
-    law = _as_design(metric, design, None, None)
-    assert isinstance(law, _BetaLaw)
+    law = _as_design(metric, expected, None, None)
     reached = [
         _exact_probability(m, width, law, ci) >= assurance
         for m in range(max(1, plan.n - 1), plan.n + min(plan.n, 2_000) + 1)
