@@ -428,11 +428,8 @@ class SamplePlan(HtmlRepr):
     width: float
     assurance: float
     ci: float
-    #: The number of observations at which P(HDI width <= width) reaches the assurance, or
-    #: None when it is not reached within ``n_max``. Exact plans: the smallest size from which
-    #: every larger one reaches it too (the exact probability saw-tooths with the size, and a
-    #: smaller size can reach it by the luck of the steps that the next misses); simulated:
-    #: where the probability crosses it.
+    #: The smallest number of observations with P(HDI width <= width) >= assurance, or None
+    #: when it is not reached within ``n_max``.
     n: int | None
     #: What ``n`` counts: "rows", or a proportion metric's trials ("actual positives", ...).
     unit: str
@@ -595,8 +592,6 @@ def plan_sample_size(
         return seen[m]
 
     n = _smallest_n(at, assurance, n_max, start=1, resolution=lambda low: 1)
-    if n is not None and method == "exact":
-        n = _settled_n(at, n, assurance, n_max)
     top = n_max if n is None else max(4 * n, 16)
     for m in np.unique(np.geomspace(1, top, 24).round().astype(int)):
         at(int(m))
@@ -647,37 +642,6 @@ def _smallest_n(
         else:
             low = mid
     return high
-
-
-def _saw_tooth_reach(n: int) -> int:
-    """How many sizes beyond n an exact probability can still dip below a level it reached at
-    n. A change of n by one moves the narrow-enough successes' bounds by a step at most, which
-    moves the probability by a binomial mass at a bound, ~1 / sqrt(n); the trend gains
-    ~1 / n per size: the two cross for sizes some sqrt(n) apart."""
-    return 16 + 4 * math.isqrt(n)
-
-
-def _settled_n(at: Callable[[int], float], n: int, assurance: float, n_max: int) -> int | None:
-    """From a size ``n`` whose probability ``at(n)`` reaches ``assurance`` (where a bisection
-    crossed it): the smallest size from which every size up to :func:`_saw_tooth_reach` beyond
-    reaches it too (None: not within ``n_max``). An exact probability saw-tooths with n (the
-    HDI widths of k successes step as n grows): for accuracy 0.9375, an 88% HDI at most 0.3125
-    wide with probability 0.875 is reached at 9 rows (0.895), missed at 10 and 11 (0.874,
-    0.852) and reached from 12 on (0.965); a plan of 9 would promise what 10 rows do not keep."""
-    start = n
-    while True:
-        end = min(n_max, start + _saw_tooth_reach(start))
-        missed = next((m for m in range(end, start, -1) if at(m) < assurance), None)
-        if missed is None:
-            break
-        start = missed + 1
-        while start <= n_max and at(start) < assurance:
-            start += 1
-        if start > n_max:
-            return None
-    while start > 1 and at(start - 1) >= assurance:
-        start -= 1
-    return start
 
 
 def _plan_label_free(
