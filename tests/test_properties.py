@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score as ap_score
 from sklearn.metrics import roc_auc_score
@@ -963,6 +963,60 @@ CM_PLAN = pe.ConfusionMatrix.from_counts(tp=30, fp=3, tn=60, fn=7)
 
 
 @given(
+    metric=st.sampled_from(["accuracy", "precision", "recall", "specificity"]),
+    width=st.floats(0.02, 0.6),
+    expected=st.one_of(
+        st.floats(0.02, 0.98),
+        st.tuples(st.floats(1.0, 300.0), st.floats(1.0, 300.0)),
+    ),
+    assurance=st.floats(0.05, 0.99),
+    ci=st.floats(0.5, 0.99),
+)
+# Found by CI (2026-12-03): a skewed design near 0.015, where a rule that checked a reach of
+# some sqrt(n) sizes beyond the crossing planned sizes that larger ones missed.
+@example(metric="accuracy", width=0.0234375, expected=(2.0, 129.0), assurance=0.3125, ci=0.75)
+@example(metric="accuracy", width=0.03, expected=0.85, assurance=0.8, ci=0.95)
+@example(metric="accuracy", width=0.3125, expected=0.9375, assurance=0.875, ci=0.875)
+def test_exact_sample_plans_start_where_every_larger_size_reaches_the_assurance(
+    metric: str,
+    width: float,
+    expected: float | tuple[float, float],
+    assurance: float,
+    ci: float,
+) -> None:
+    """A rate's plan is exact (a value or a Beta posterior as the design): its curve's
+    probabilities are probabilities, and the planned size is the smallest from which every
+    size reaches the assurance: the size before it misses, and every size from it to twice
+    it (up to 2,000 more) reaches it, each probability computed on its own (the probability
+    saw-tooths with the size, so the bisection's crossing alone is not the answer)."""
+    from probeval.experiment.planning import _as_design, _BetaLaw, _exact_probability
+
+    design: float | pe.Posterior = (
+        pe.Posterior.from_beta(*expected, metric=metric, rng=0)
+        if isinstance(expected, tuple)
+        else expected
+    )
+    plan = pe.plan_sample_size(metric, width, expected=design, assurance=assurance, ci=ci)
+    data = plan.to_dict()
+    sizes, probability = np.asarray(data["curve_n"]), np.asarray(data["curve_probability"])
+    assert np.all((probability >= 0.0) & (probability <= 1.0 + 1e-12))
+    assert np.all(np.diff(sizes) > 0)
+    assert plan.n is not None
+    # The curve: the bisection's sizes, 24 spread out and the plan's own (not the sizes the
+    # saw-tooth check read, hundreds near a large n).
+    assert plan.n in sizes
+    assert sizes.size <= 80
+    law = _as_design(metric, design, None, None)
+    assert isinstance(law, _BetaLaw)
+    reached = [
+        _exact_probability(m, width, law, ci) >= assurance
+        for m in range(max(1, plan.n - 1), plan.n + min(plan.n, 2_000) + 1)
+    ]
+    assert all(reached[1:] if plan.n > 1 else reached)
+    assert plan.n == 1 or not reached[0]
+
+
+@given(
     scores=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=200),
     budget=st.integers(1, 300),
     metric=st.sampled_from(["precision", "recall", "f1", "accuracy", "npv", "mcc"]),
@@ -1102,6 +1156,10 @@ def test_rank_posteriors_are_proper(
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-12)
     assert not np.isnan(ranking.samples).any()
     assert np.all(ranking.p_better() + ranking.p_better().T + ranking.p_rope() <= 1 + 1e-12)
+    ranks = ranking.expected_rank()
+    assert sorted(ranks) == ["a", "b", "c"]
+    assert all(1.0 <= r <= 3.0 for r in ranks.values())
+    assert sum(ranks.values()) == pytest.approx(6.0)
 
 
 @given(
@@ -1129,8 +1187,11 @@ def test_calibration_reports_are_proper(
         st.tuples(st.booleans(), st.floats(-1e3, 1e3), st.floats(0.0, 3.0)), min_size=2, max_size=80
     ),
     level=st.floats(0.01, 0.99),
+    operating=st.one_of(st.just(math.nan), st.floats(-0.5, 1.5)),
 )
-def test_curve_bands_are_proper(rows: list[tuple[bool, float, float]], level: float) -> None:
+def test_curve_bands_are_proper(
+    rows: list[tuple[bool, float, float]], level: float, operating: float
+) -> None:
     y, s, w = (np.array(c) for c in zip(*rows, strict=True))
     try:
         report = pe.curves(y, s, sample_weight=w, n_samples=100, rng=0)
@@ -1142,8 +1203,16 @@ def test_curve_bands_are_proper(rows: list[tuple[bool, float, float]], level: fl
         low, median, high = (np.asarray(band[k]) for k in ("low", "median", "high"))
         assert np.all((low >= 0) & (low <= median + 1e-12) & (median <= high + 1e-12))
         assert np.all(high <= 1 + 1e-12)
-    post = report.recall_at_precision(0.5)
-    assert np.all((post.samples >= 0) & (post.samples <= 1))
+    for name, read in (
+        ("precision", report.recall_at_precision),
+        ("recall", report.precision_at_recall),
+    ):
+        if not 0.0 < operating < 1.0:
+            with pytest.raises(ValueError, match=f"{name} must be strictly between 0 and 1"):
+                read(operating)
+            continue
+        post = read(operating)
+        assert np.all((post.samples >= 0) & (post.samples <= 1))
     assert 0.0 <= report.p_operating_point(0.0, precision=0.5, recall=0.5) <= 1.0
 
 
@@ -1215,6 +1284,12 @@ def test_decision_curves_are_proper(
     band = curve.net_benefit_band()
     assert np.all(np.asarray(band["high"]) <= 1.0 + 1e-12)
     assert not np.isnan(np.asarray(band["median"])).any()
+    threshold = float(curve.thresholds[len(curve.thresholds) // 2])
+    benefit = curve.net_benefit(threshold).samples
+    assert np.all(np.isfinite(benefit) & (benefit <= 1.0 + 1e-12))
+    assert np.all(np.isin(curve.best_threshold().samples, curve.thresholds))
+    best = curve.best_value().samples
+    assert np.all((best >= lowest - 1e-9) & (best <= highest + 1e-9))
 
 
 @given(
