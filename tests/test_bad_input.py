@@ -1236,6 +1236,12 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         "reference_observed must be a dict",
     ),
     (
+        "lf-from-dict-multiclass-edges",
+        lambda: pe.LabelFreeEstimator.from_dict({**MC.to_dict(), "edges": None}),
+        ValueError,
+        "edges must be a list of finite numbers",
+    ),
+    (
         "lf-from-dict-old-format",
         lambda: pe.LabelFreeEstimator.from_dict({"format": "probeval.LabelFreeEstimator/1"}),
         ValueError,

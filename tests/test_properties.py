@@ -593,6 +593,33 @@ def test_a_tampered_payload_is_refused_or_works(key: str, value: Any) -> None:
     _check_posterior(estimator.estimate([0.2, 0.7], n_samples=50, rng=1).posterior("accuracy"))
 
 
+def _multiclass_payload() -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    scores = rng.dirichlet(np.ones(3), size=150)
+    labels = np.array([rng.choice(3, p=row) for row in scores])
+    return (
+        pe.LabelFreeEstimator(metrics=["accuracy", "f1_macro", "roc_auc_macro"])
+        .fit(labels, scores)
+        .to_dict()
+    )
+
+
+MULTICLASS_PAYLOAD = _multiclass_payload()
+
+
+@given(key=st.sampled_from(sorted(MULTICLASS_PAYLOAD)), value=hostile)
+def test_a_tampered_multiclass_payload_is_refused_or_works(key: str, value: Any) -> None:
+    # The same for a multiclass estimator's payload (its own keys; the one-vs-rest parts are
+    # binary payloads, checked above).
+    tampered = {**MULTICLASS_PAYLOAD, key: value}
+    try:
+        estimator = pe.LabelFreeEstimator.from_dict(tampered)
+    except (ValueError, TypeError):
+        return
+    scores = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
+    _check_posterior(estimator.estimate(scores, n_samples=50, rng=1).posterior("accuracy"))
+
+
 @given(value=hostile)
 def test_hostile_values_for_label_free_estimation(value: Any) -> None:
     estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit([0, 1, 1, 0], [0.1, 0.9, 0.6, 0.3])

@@ -1942,6 +1942,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                 raise ValueError(f"labels must be a list of 3 or more classes, got {labels!r}")
             k = len(labels)
             edges = np.asarray(data["edges"], dtype=np.float64)
+            if edges.ndim != 1 or not np.all(np.isfinite(edges)):
+                raise ValueError(
+                    f"edges must be a list of finite numbers, got {describe(data['edges'])}"
+                )
             b = edges.shape[0] + 1
             arrays = {
                 key: np.asarray(data[key], dtype=np.float64)
@@ -1966,7 +1970,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             raise ValueError(f"the saved estimator lacks the key {error.args[0]!r}") from None
         except TypeError as error:
             raise ValueError(f"the saved estimator is malformed: {error}") from None
-        if edges.ndim != 1 or np.any(np.diff(edges) <= 0) or np.any((edges <= 0) | (edges >= 1)):
+        if np.any(np.diff(edges) <= 0) or np.any((edges <= 0) | (edges >= 1)):
             raise ValueError("edges must ascend strictly within (0, 1)")
         if not np.all(np.isin(np.arange(1, k) / k, edges)):
             raise ValueError(f"edges must hold the class boundaries c/{k}")
