@@ -1242,6 +1242,33 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         "edges must be a list of finite numbers",
     ),
     (
+        "prior-pseudo-counts-one-class",
+        lambda: pe.Prior(1.0).pseudo_counts(1),
+        ValueError,
+        "n_classes must be 2 or more, got 1",
+    ),
+    (
+        "prior-pseudo-counts-too-many-classes",
+        lambda: pe.Prior(1.0).pseudo_counts(10**7),
+        MemoryError,
+        "a prior for n_classes=10,000,000 needs",
+    ),
+    ("prior-updated-none", lambda: pe.Prior(1.0).updated(None), TypeError, "counts must hold"),
+    (
+        "density-svg-height",
+        lambda: pe.Posterior.from_beta(2, 3, metric="accuracy", rng=0).density_svg(
+            height=np.array([[0.5]])
+        ),
+        TypeError,
+        "height must be a positive integer",
+    ),
+    (
+        "density-svg-band",
+        lambda: pe.Posterior.from_beta(2, 3, metric="accuracy", rng=0).density_svg(band=(0.9, 0.1)),
+        ValueError,
+        "band must satisfy lo <= hi",
+    ),
+    (
         "lf-from-dict-old-format",
         lambda: pe.LabelFreeEstimator.from_dict({"format": "probeval.LabelFreeEstimator/1"}),
         ValueError,

@@ -909,6 +909,61 @@ def test_hostile_values_for_result_objects(value: Any) -> None:
     )
 
 
+LF_FITTED = pe.LabelFreeEstimator(metrics=["accuracy", "roc_auc"]).fit(
+    [0, 1] * 50, np.linspace(0.01, 0.99, 100)
+)
+LF_ESTIMATE = LF_FITTED.estimate(np.linspace(0.05, 0.95, 40), n_chunks=2, n_samples=50, rng=0)
+DECISION_CURVE = pe.decision_curve(
+    [0, 1, 1, 0, 1, 0], [0.1, 0.8, 0.6, 0.4, 0.9, 0.3], n_samples=50, rng=0
+)
+
+
+def _experiment_with_a_batch() -> pe.Experiment:
+    exp = pe.Experiment(["accuracy"], rope=(0.5, 1.0), n_samples=50, seed=0)
+    exp.update([0, 1, 1, 0], [0, 1, 0, 0])
+    return exp
+
+
+EXPERIMENT = _experiment_with_a_batch()
+
+
+def _diagnostics_of_chunk(chunk: Any) -> dict[str, float] | None:
+    # A chunk index out of range is an IndexError, as a sequence's (tests/test_bad_input.py).
+    try:
+        return LF_ESTIMATE.diagnostics(chunk)
+    except IndexError as error:
+        if "out of range" not in str(error):
+            raise
+        return None
+
+
+@given(value=hostile)
+def test_hostile_values_for_the_other_methods(value: Any) -> None:
+    """The methods the tests above do not reach: label-free results and the fitted
+    estimator's reference, decision-curve values, an experiment's trajectory, a posterior's
+    density sketch, priors."""
+    post = LF_ESTIMATE.reference_posterior("accuracy")
+    _attempt(
+        lambda: LF_ESTIMATE.score_shift_alerts(p=value),
+        lambda: _diagnostics_of_chunk(value),
+        lambda: LF_ESTIMATE.reference_posterior(value),
+        lambda: LF_ESTIMATE.to_pandas(ci=value),
+        lambda: LF_FITTED.reference_posteriors(value, n_samples=50),
+        lambda: LF_FITTED.reference_posteriors(["accuracy"], n_samples=value),
+        lambda: LF_FITTED.reference_posteriors(["f1"], n_samples=50, beta=value),
+        lambda: LF_FITTED.reference_posteriors(["precision"], n_samples=50, zero_division=value),
+        lambda: pe.LabelFreeEstimator().fit_summary(value),
+        lambda: DECISION_CURVE.value_at(value),
+        lambda: EXPERIMENT.trajectory(value),
+        lambda: post.density_svg(band=value),
+        lambda: post.density_svg(width=value),
+        lambda: post.density_svg(height=value),
+        lambda: pe.Prior(1.0).updated(value),
+        # A per-cell prior: a valid but large K would allocate K x K (the memory guard's).
+        lambda: pe.Prior(np.full((3, 3), 0.5)).pseudo_counts(value),
+    )
+
+
 @given(
     batches=st.lists(
         st.lists(

@@ -351,6 +351,19 @@ def as_name_list(name: str, values: Any) -> list[str]:
 Interval = tuple[float, float]
 
 
+def check_interval(name: str, value: Any) -> Interval:
+    """A pair ``(lo, hi)`` of real numbers with lo <= hi."""
+    try:
+        low, high = value
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a pair (lo, hi), got {describe(value)}") from None
+    low = check_real(f"{name}[0]", low)
+    high = check_real(f"{name}[1]", high)
+    if math.isnan(low) or math.isnan(high) or low > high:
+        raise ValueError(f"{name} must satisfy lo <= hi, got ({low!r}, {high!r})")
+    return (low, high)
+
+
 def check_rope(rope: Any) -> Interval:
     """A ROPE: a half-width ``eps >= 0`` (meaning [-eps, eps]) or a pair ``(lo, hi)``."""
     if isinstance(rope, (bool, np.bool_)):

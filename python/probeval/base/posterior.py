@@ -15,8 +15,10 @@ from probeval._util.rng import seed_from
 from probeval._util.validation import (
     as_float_1d,
     check_ci,
+    check_interval,
     check_memory,
     check_n_samples,
+    check_positive_int,
     check_real,
     describe,
 )
@@ -476,6 +478,9 @@ class Posterior(HtmlRepr, LabelledDraws, ValueEquality):
     ) -> str:
         """A small inline SVG of the density (numpy only): the 95% HDI shaded, the observed
         value marked, ``band`` (e.g. a ROPE) behind it; empty when the posterior is a point."""
+        band = None if band is None else check_interval("band", band)
+        width = check_positive_int("width", width)
+        height = check_positive_int("height", height)
         try:
             low, high = (float(v) for v in self.quantile([0.001, 0.999]))
             if not (math.isfinite(low) and math.isfinite(high)) or high <= low:

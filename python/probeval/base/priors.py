@@ -40,7 +40,12 @@ import numpy as np
 
 from probeval import _core
 from probeval._util.equality import ValueEquality
-from probeval._util.validation import as_count_matrix, describe
+from probeval._util.validation import (
+    as_count_matrix,
+    check_memory,
+    check_positive_int,
+    describe,
+)
 from probeval.base.metrics import BINARY_CELL_INDEX
 
 __all__ = ["Prior", "resolve_prior"]
@@ -159,9 +164,17 @@ class Prior(ValueEquality):
     def pseudo_counts(self, n_classes: int) -> np.ndarray:
         """The prior proper as a K x K array: the per-cell array, or for a number c, c on the
         diagonal and c / (K - 1) on every other cell (c per cell when K = 2)."""
+        n_classes = check_positive_int("n_classes", n_classes)
+        if n_classes < 2:
+            raise ValueError(f"n_classes must be 2 or more, got {n_classes}")
         self._check_shape(n_classes)
         if isinstance(self.base, np.ndarray):
             return self.base
+        check_memory(
+            n_classes * n_classes,
+            request=f"a prior for n_classes={n_classes:,}",
+            alternative="use fewer classes",
+        )
         return row_prior(float(self.base), n_classes)
 
     def dirichlet(self, counts: np.ndarray) -> np.ndarray:
@@ -201,6 +214,7 @@ class Prior(ValueEquality):
 
     def updated(self, counts: np.ndarray) -> Prior:
         """This prior after observing ``counts``: the prior for the next batch of data."""
+        counts = as_count_matrix("counts", counts, whole=False)
         self._check_shape(counts.shape[0])
         data = counts.copy() if self.data is None else self.data + counts
         return Prior(self.base, data, label=f"{self.label} + data")
