@@ -646,6 +646,29 @@ def test_hostile_values_for_label_free_estimation(value: Any) -> None:
             call()
 
 
+MULTICLASS_FITTED = pe.LabelFreeEstimator.from_dict(MULTICLASS_PAYLOAD)
+MULTICLASS_SCORES = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
+
+
+@given(value=hostile)
+def test_hostile_values_for_multiclass_label_free_estimation(value: Any) -> None:
+    calls = [
+        lambda: pe.LabelFreeEstimator().fit([0, 1, 2, 1], value),
+        lambda: pe.LabelFreeEstimator().fit(value, MULTICLASS_SCORES),
+        lambda: MULTICLASS_FITTED.estimate(value),
+        lambda: MULTICLASS_FITTED.estimate(MULTICLASS_SCORES, y_true=value),
+        lambda: MULTICLASS_FITTED.estimate(MULTICLASS_SCORES, partial_labels=value),
+        lambda: MULTICLASS_FITTED.estimate(MULTICLASS_SCORES, target=value),
+        lambda: MULTICLASS_FITTED.estimate(MULTICLASS_SCORES, chunk_size=value),
+    ]
+    # A valid draw count runs the estimate (up to 10^8 draws): only refusals are tested here.
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        calls.append(lambda: MULTICLASS_FITTED.estimate(MULTICLASS_SCORES, n_samples=value))
+    for call in calls:
+        with contextlib.suppress(*DOCUMENTED):
+            call()
+
+
 @given(
     tp=counts,
     fp=counts,
