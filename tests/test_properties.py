@@ -583,14 +583,17 @@ PAYLOAD = (
 
 @given(key=st.sampled_from(sorted(PAYLOAD)), value=hostile)
 def test_a_tampered_payload_is_refused_or_works(key: str, value: Any) -> None:
+    _check_tampered_payload(PAYLOAD, key, value, np.array([0.2, 0.7]))
+
+
+def _check_tampered_payload(payload: dict[str, Any], key: str, value: Any, scores: Any) -> None:
     # Each key of a saved estimator replaced by a hostile value: a clear error, or (if the
     # value happens to be valid) an estimator that estimates.
-    tampered = {**PAYLOAD, key: value}
     try:
-        estimator = pe.LabelFreeEstimator.from_dict(tampered)
+        estimator = pe.LabelFreeEstimator.from_dict({**payload, key: value})
     except (ValueError, TypeError):
         return
-    _check_posterior(estimator.estimate([0.2, 0.7], n_samples=50, rng=1).posterior("accuracy"))
+    _check_posterior(estimator.estimate(scores, n_samples=50, rng=1).posterior("accuracy"))
 
 
 def _multiclass_payload() -> dict[str, Any]:
@@ -605,19 +608,14 @@ def _multiclass_payload() -> dict[str, Any]:
 
 
 MULTICLASS_PAYLOAD = _multiclass_payload()
+MULTICLASS_SCORES = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
 
 
 @given(key=st.sampled_from(sorted(MULTICLASS_PAYLOAD)), value=hostile)
 def test_a_tampered_multiclass_payload_is_refused_or_works(key: str, value: Any) -> None:
     # The same for a multiclass estimator's payload (its own keys; the one-vs-rest parts are
     # binary payloads, checked above).
-    tampered = {**MULTICLASS_PAYLOAD, key: value}
-    try:
-        estimator = pe.LabelFreeEstimator.from_dict(tampered)
-    except (ValueError, TypeError):
-        return
-    scores = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
-    _check_posterior(estimator.estimate(scores, n_samples=50, rng=1).posterior("accuracy"))
+    _check_tampered_payload(MULTICLASS_PAYLOAD, key, value, MULTICLASS_SCORES)
 
 
 @given(value=hostile)
@@ -647,7 +645,6 @@ def test_hostile_values_for_label_free_estimation(value: Any) -> None:
 
 
 MULTICLASS_FITTED = pe.LabelFreeEstimator.from_dict(MULTICLASS_PAYLOAD)
-MULTICLASS_SCORES = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
 
 
 @given(value=hostile)
