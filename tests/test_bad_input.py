@@ -1236,6 +1236,26 @@ CASES: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
         "reference_observed must be a dict",
     ),
     (
+        "lf-backtest-without-labels",
+        lambda: LF_RESULT.backtest(),
+        ValueError,
+        "backtest needs each chunk's labels",
+    ),
+    (
+        "lf-backtest-population-target",
+        lambda: LF.estimate(REF_S, y_true=REF_Y, n_chunks=2, n_samples=50, rng=0).backtest(),
+        ValueError,
+        "target=\"realized\" estimates; this estimate has target='population'",
+    ),
+    (
+        "lf-backtest-ci",
+        lambda: LF.estimate(
+            REF_S, y_true=REF_Y, target="realized", n_chunks=2, n_samples=50, rng=0
+        ).backtest(ci=1.0),
+        ValueError,
+        "ci",
+    ),
+    (
         "lf-from-dict-multiclass-edges",
         lambda: pe.LabelFreeEstimator.from_dict({**MC.to_dict(), "edges": None}),
         ValueError,

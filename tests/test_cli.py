@@ -382,6 +382,9 @@ def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]
     assert out.returncode == 0, out.stderr
     assert "2026-W02" in out.stdout
     assert "realized" in out.stdout
+    # A backtest (labels for every row, realized target): how the intervals did, per metric.
+    assert "backtest of the label-free estimate" in out.stdout
+    assert "z_sd" in out.stdout
 
 
 def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:

@@ -443,6 +443,37 @@ def test_tilted_error_shares_match_a_numpy_draw_of_the_same_model() -> None:
     )
 
 
+def test_a_multiclass_backtest_is_the_same_for_string_and_integer_labels() -> None:
+    """The backtest of a multiclass estimate (realized target, labels for every row): per
+    metric as the binary one's (tests/test_labelfree.py), identical whatever the labels'
+    type, with per-class metrics named by class."""
+    rng = np.random.default_rng(14)
+    y_ref, s_ref = _simulate(rng, 6_000, 3)
+    y, s = _simulate(rng, 6_000, 3)
+    names = np.array(["ant", "bee", "cat"])
+    tables = []
+    for ref_labels, labels, metric in (
+        (y_ref, y, "precision[2]"),
+        (names[y_ref], names[y], "precision[cat]"),
+    ):
+        estimator = pe.LabelFreeEstimator(metrics=["accuracy", "f1_macro", metric])
+        result = estimator.fit(ref_labels, s_ref).estimate(
+            s, y_true=labels, target="realized", n_chunks=3, n_samples=1_000, rng=2
+        )
+        tables.append(result.backtest())
+        covered = []
+        for c in range(3):
+            low, high = result.posterior(metric, c).hdi()
+            value = result.realized(metric, c)
+            assert value is not None
+            covered.append(low <= value <= high)
+        assert tables[-1]["coverage"][2] == pytest.approx(np.mean(covered))
+    int_table, str_table = tables
+    assert list(str_table["metric"]) == ["accuracy", "f1_macro", "precision[cat]"]
+    for column in ("n_chunks", "coverage", "mae", "z_mean", "z_sd"):
+        np.testing.assert_array_equal(int_table[column], str_table[column])
+
+
 def test_string_and_integer_labels_give_identical_results() -> None:
     rng = np.random.default_rng(11)
     y_ref, s_ref = _simulate(rng, 6_000, 3)

@@ -569,6 +569,21 @@ def test_label_free_estimates_are_finite_and_in_range(
             assert with_labels is not None
             _check_posterior(with_labels)
             assert result.realized(name, chunk.index) == pytest.approx(oracle(y, s), abs=1e-12)
+    # The backtest: a labelled, realized estimate's; anything else refused by name.
+    if truth is None or target != "realized":
+        with pytest.raises(ValueError, match=r"y_true|realized"):
+            result.backtest()
+    else:
+        table = result.backtest()
+        assert list(table["metric"]) == result.metrics
+        assert np.all((table["n_chunks"] >= 0) & (table["n_chunks"] <= len(result.chunks)))
+        for column in ("coverage", "mae", "z_mean", "z_sd"):
+            values = np.asarray(table[column], dtype=np.float64)
+            defined = table["n_chunks"] > (1 if column == "z_sd" else 0)
+            assert not np.isinf(values).any(), column
+            assert np.all(np.isnan(values[~defined])), column
+        coverage = np.asarray(table["coverage"], dtype=np.float64)
+        assert np.all(np.isnan(coverage) | ((coverage >= 0) & (coverage <= 1)))
     # Round trip through JSON keeps the estimator.
     again = pe.LabelFreeEstimator.from_dict(estimator.to_dict())
     np.testing.assert_array_equal(again.bin_edges, estimator.bin_edges)
@@ -933,6 +948,14 @@ LF_FITTED = pe.LabelFreeEstimator(metrics=["accuracy", "roc_auc"]).fit(
     [0, 1] * 50, np.linspace(0.01, 0.99, 100)
 )
 LF_ESTIMATE = LF_FITTED.estimate(np.linspace(0.05, 0.95, 40), n_chunks=2, n_samples=50, rng=0)
+LF_BACKTEST = LF_FITTED.estimate(
+    np.linspace(0.05, 0.95, 40),
+    y_true=np.arange(40) % 2,
+    target="realized",
+    n_chunks=2,
+    n_samples=50,
+    rng=0,
+)
 DECISION_CURVE = pe.decision_curve(
     [0, 1, 1, 0, 1, 0], [0.1, 0.8, 0.6, 0.4, 0.9, 0.3], n_samples=50, rng=0
 )
@@ -968,6 +991,7 @@ def test_hostile_values_for_the_other_methods(value: Any) -> None:
         lambda: _diagnostics_of_chunk(value),
         lambda: LF_ESTIMATE.reference_posterior(value),
         lambda: LF_ESTIMATE.to_pandas(ci=value),
+        lambda: LF_BACKTEST.backtest(ci=value),
         lambda: LF_FITTED.reference_posteriors(value, n_samples=50),
         lambda: LF_FITTED.reference_posteriors(["accuracy"], n_samples=value),
         lambda: LF_FITTED.reference_posteriors(["f1"], n_samples=50, beta=value),

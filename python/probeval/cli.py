@@ -626,7 +626,10 @@ def _estimate(args: argparse.Namespace) -> Output:
         ci=args.ci,
     )
     progress.step("estimate")
-    summary = result.summary()
+    tables = [result.summary()]
+    if labels is not None and args.target == "realized":
+        # A backtest: how the intervals did against the labels, per metric.
+        tables.append(result.backtest())
     progress.step("summaries")
 
     def plot(path: str) -> None:
@@ -660,7 +663,7 @@ def _estimate(args: argparse.Namespace) -> Output:
         n_bins=args.n_bins,
         threshold=args.threshold,
     )
-    return Output("estimate", settings, result.to_dict(), [summary], notes, plot, objects=[result])
+    return Output("estimate", settings, result.to_dict(), tables, notes, plot, objects=[result])
 
 
 def _ensemble(args: argparse.Namespace) -> Output:

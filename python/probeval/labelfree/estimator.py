@@ -2555,6 +2555,71 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
         )
         return Table(columns, title=title)
 
+    def backtest(self, ci: float | None = None) -> Table:
+        """How the intervals did against the labels, per metric: an estimate made with
+        ``y_true=`` and ``target="realized"`` (the value each chunk's rows show once labelled)
+        on labelled history, to learn before relying on it whether its intervals hold on this
+        data. Over the chunks whose realized value is defined (``n_chunks``):
+
+        - ``coverage``: the share of chunks whose HDI (``ci``, default the estimate's) holds
+          the realized value;
+        - ``mae``: the mean absolute error of the posterior mean;
+        - ``z_mean`` and ``z_sd``: the mean and sd of z = (realized - mean) / posterior sd
+          (chunks whose posterior is a single value left out; nan with none). A ``z_sd`` well
+          above 1 means intervals too narrow for this data (production moved further than the
+          reference's periods did: fit on a reference that spans more of production's
+          conditions, or pass the labels that arrive as ``partial_labels=``), well below 1 too
+          wide; ``z_mean`` away from 0, a bias.
+
+        The chunks share the drift and the reference, so their misses come together: over a
+        few dozen chunks a coverage of 0.85 and one of 1.00 can both come from 95% intervals
+        (the binomial sd at the nominal level, ``sqrt(ci (1 - ci) / n_chunks)``, is a floor).
+
+        Raises
+        ------
+        ValueError
+            Without labels (``estimate(..., y_true=...)``), or for ``target="population"``,
+            whose intervals are for the population's value, not the rows'.
+        """
+        level = self.ci if ci is None else check_ci(ci)
+        if not self.has_labels:
+            raise ValueError(
+                "backtest needs each chunk's labels: estimate(..., y_true=labels, "
+                'target="realized")'
+            )
+        if self.target != "realized":
+            raise ValueError(
+                f"backtest compares each chunk's interval with the value its rows show, which "
+                f'target="realized" estimates; this estimate has target={self.target!r}'
+            )
+        columns: dict[str, list[Any]] = {
+            key: [] for key in ("metric", "n_chunks", "coverage", "mae", "z_mean", "z_sd")
+        }
+        for name in self._metrics:
+            covered, errors, z = [], [], []
+            for result in self._results:
+                value = result.realized[name][0]
+                if not math.isfinite(value):
+                    continue
+                post = result.estimates[name]
+                low, high = post.hdi(level)
+                mean, sd = post.mean(), post.std()
+                covered.append(low <= value <= high)
+                errors.append(abs(mean - value))
+                if sd > 0:
+                    z.append((value - mean) / sd)
+            columns["metric"].append(name)
+            columns["n_chunks"].append(len(covered))
+            columns["coverage"].append(float(np.mean(covered)) if covered else math.nan)
+            columns["mae"].append(float(np.mean(errors)) if errors else math.nan)
+            columns["z_mean"].append(float(np.mean(z)) if z else math.nan)
+            columns["z_sd"].append(float(np.std(z)) if len(z) > 1 else math.nan)
+        title = (
+            f"backtest of the label-free estimate ({100 * level:g}% HDI against the realized "
+            f"values, {len(self._results)} chunks)"
+        )
+        return Table(columns, title=title)
+
     def to_pandas(self, ci: float | None = None) -> Any:
         """The summary as a pandas DataFrame (pandas is optional)."""
         return self.summary(ci).to_pandas()
