@@ -385,6 +385,16 @@ def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]
     # A backtest (labels for every row, realized target): how the intervals did, per metric.
     assert "backtest of the label-free estimate" in out.stdout
     assert "z_sd" in out.stdout
+    assert "backtest" not in result  # population target: no backtest
+    out = _run(
+        *base, "--n-chunks", "3", "--metrics", *metrics, "--target", "realized", "--format", "json"
+    )
+    assert out.returncode == 0, out.stderr
+    backtest = json.loads(out.stdout)["result"]["backtest"]
+    assert set(backtest) == set(metrics)
+    assert all(
+        entry["n_chunks"] == 3 and 0 <= entry["coverage"] <= 1 for entry in backtest.values()
+    )
 
 
 def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:

@@ -674,6 +674,11 @@ def test_backtest_reports_how_each_metric_interval_held_the_realized_values() ->
         assert table["coverage"][row] <= 0.625, name
         assert table["z_sd"][row] > 1.5, name
     assert table["coverage"][result.metrics.index("roc_auc")] >= 0.875
+    # In the JSON payload too (to_dict, the CLI's --format json), at the same level.
+    payload = result.to_dict(ci=0.9)["backtest"]
+    for row, name in enumerate(result.metrics):
+        for column in ("n_chunks", "coverage", "mae", "z_mean", "z_sd"):
+            assert payload[name][column] == pytest.approx(table[column][row], rel=1e-12)
     # The estimate's own level by default, and the title says which.
     assert "95% HDI" in result.backtest().title
     with pytest.raises(ValueError, match="ci"):
@@ -690,6 +695,7 @@ def test_backtest_needs_the_labels_and_the_realized_target() -> None:
     population = estimator.estimate(scores, y_true=labels, n_chunks=2, n_samples=50, rng=0)
     with pytest.raises(ValueError, match='target="realized"'):
         population.backtest()
+    assert "backtest" not in population.to_dict()
     # Partly labelled chunks are not a backtest: their labels update the estimate.
     partial = np.where(np.arange(1_000) % 2 == 0, labels, np.nan)
     arriving = estimator.estimate(

@@ -628,7 +628,7 @@ def _estimate(args: argparse.Namespace) -> Output:
     progress.step("estimate")
     tables = [result.summary()]
     if labels is not None and args.target == "realized":
-        # A backtest: how the intervals did against the labels, per metric.
+        # A backtest: how the intervals did against the labels, per metric (also in the JSON).
         tables.append(result.backtest())
     progress.step("summaries")
 

@@ -2575,6 +2575,17 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
         few dozen chunks a coverage of 0.85 and one of 1.00 can both come from 95% intervals
         (the binomial sd at the nominal level, ``sqrt(ci (1 - ci) / n_chunks)``, is a floor).
 
+        Parameters
+        ----------
+        ci : float, optional
+            Probability mass of the HDIs, in (0, 1); default the estimate's ``ci``.
+
+        Returns
+        -------
+        Table
+            One row per metric: ``metric``, ``n_chunks``, ``coverage``, ``mae``, ``z_mean``,
+            ``z_sd`` (``.to_pandas()`` for a DataFrame).
+
         Raises
         ------
         ValueError
@@ -2626,7 +2637,8 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
 
     def to_dict(self, ci: float | None = None) -> dict[str, Any]:
         """JSON-friendly: settings, chunks and, per chunk and metric, the estimate's summary,
-        the decision and the realized value."""
+        the decision and the realized value; for a backtest (every label, realized target)
+        also :meth:`backtest`'s table, per metric (None where undefined)."""
         level = self.ci if ci is None else check_ci(ci)
         chunks = []
         for result in self._results:
@@ -2655,7 +2667,21 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
             "metrics": list(self._metrics),
             "reference": {name: post.to_dict(level) for name, post in self._references().items()},
             "chunks": chunks,
+            **({"backtest": self._backtest_dict(level)} if self._is_backtest() else {}),
         }
+
+    def _is_backtest(self) -> bool:
+        return self.has_labels and self.target == "realized"
+
+    def _backtest_dict(self, level: float) -> dict[str, dict[str, float | int | None]]:
+        out: dict[str, dict[str, float | int | None]] = {}
+        for row in self.backtest(level):
+            entry: dict[str, float | int | None] = {"n_chunks": int(row["n_chunks"])}
+            for key in ("coverage", "mae", "z_mean", "z_sd"):
+                value = float(row[key])
+                entry[key] = None if math.isnan(value) else value
+            out[str(row["metric"])] = entry
+        return out
 
     def __len__(self) -> int:
         return len(self._results)
