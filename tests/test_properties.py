@@ -584,6 +584,12 @@ def test_label_free_estimates_are_finite_and_in_range(
             assert np.all(np.isnan(values[~defined])), column
         coverage = np.asarray(table["coverage"], dtype=np.float64)
         assert np.all(np.isnan(coverage) | ((coverage >= 0) & (coverage <= 1)))
+        # The JSON payload's copy: None where the table says nan.
+        payload = result.to_dict()["backtest"]
+        for row, name in enumerate(result.metrics):
+            for column in ("coverage", "mae", "z_mean", "z_sd"):
+                value = float(table[column][row])
+                assert (payload[name][column] is None) == np.isnan(value), (name, column)
     # Round trip through JSON keeps the estimator.
     again = pe.LabelFreeEstimator.from_dict(estimator.to_dict())
     np.testing.assert_array_equal(again.bin_edges, estimator.bin_edges)
