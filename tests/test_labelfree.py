@@ -619,21 +619,12 @@ def test_no_worse_than_reference_decisions() -> None:
     )
 
 
-def _shortest_window(samples: np.ndarray, ci: float) -> tuple[float, float]:
-    """Oracle HDI of draws: the shortest window of ceil(ci n) sorted draws, the leftmost on
-    ties (brute force over every window)."""
-    ordered = np.sort(samples)
-    m = int(np.ceil(ci * ordered.size))
-    widths = ordered[m - 1 :] - ordered[: ordered.size - m + 1]
-    start = int(np.argmin(widths))
-    return float(ordered[start]), float(ordered[start + m - 1])
-
-
 def test_backtest_reports_how_each_metric_interval_held_the_realized_values() -> None:
     """A backtest (labels for every row, realized target): per metric, the share of chunks
     whose HDI held the value the rows show, the mean absolute error and the standardized
     errors' mean and sd, against each chunk's draws and the labels' own values (numpy; the
-    HDI as the shortest window of draws). A stream whose second half's labels follow a
+    HDI from ``pe.hdi``, checked against the shortest window of draws in test_inference.py
+    and test_properties.py). A stream whose second half's labels follow a
     calibration the reference never showed covers less, with errors far beyond its intervals
     (z sd above 1)."""
     rng = np.random.default_rng(12)
@@ -657,7 +648,7 @@ def test_backtest_reports_how_each_metric_interval_held_the_realized_values() ->
             value = _realized(scores[chunk.rows], labels[chunk.rows])[name]
             assert result.realized(name, chunk.index) == pytest.approx(value, abs=1e-12)
             draws = result.posterior(name, chunk.index).samples
-            low, high = _shortest_window(draws, 0.9)
+            low, high = pe.hdi(draws, 0.9)
             covered.append(low <= value <= high)
             errors.append(abs(draws.mean() - value))
             z.append((value - draws.mean()) / draws.std())
