@@ -595,6 +595,68 @@ def test_label_free_estimates_are_finite_and_in_range(
     np.testing.assert_array_equal(again.bin_edges, estimator.bin_edges)
 
 
+@given(
+    reference=st.lists(st.tuples(st.floats(0.0, 1.0), st.booleans()), min_size=2, max_size=80),
+    production=st.lists(
+        st.tuples(st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0, np.nan])),
+        min_size=1,
+        max_size=80,
+    ),
+    periods=st.one_of(
+        st.none(), st.integers(1, 12), st.lists(st.integers(0, 3), min_size=80, max_size=80)
+    ),
+    n_bins=st.integers(1, 12),
+    threshold=st.floats(0.0, 1.0),
+    target=st.sampled_from(["population", "realized"]),
+    chunk_size=st.one_of(st.none(), st.integers(1, 20)),
+    unseen_drift=st.floats(0.0, 2.0),
+    coarse=st.booleans(),
+)
+def test_label_free_estimates_with_partial_labels_and_periods_are_finite(
+    reference: list[tuple[float, bool]],
+    production: list[tuple[float, float]],
+    periods: int | list[int] | None,
+    n_bins: int,
+    threshold: float,
+    target: str,
+    chunk_size: int | None,
+    unseen_drift: float,
+    coarse: bool,
+) -> None:
+    """The paths labels open (production's course and tilt, the bins' offsets) and declared
+    periods, on any scores (ties, a tenth's steps), any mix of known and missing labels: finite
+    posteriors in range and finite diagnostics."""
+    ref_scores = np.array([r[0] for r in reference])
+    ref_labels = np.array([r[1] for r in reference])
+    scores = np.array([p[0] for p in production])
+    partial = np.array([p[1] for p in production])
+    if coarse:
+        ref_scores, scores = np.round(ref_scores, 1), np.round(scores, 1)
+    if len(set(ref_labels.tolist())) == 1:
+        return  # refused at fit (test_label_free_estimates_are_finite_and_in_range)
+    declared: int | np.ndarray | None = None
+    if isinstance(periods, list):
+        declared = np.array(periods[: len(reference)])
+    elif periods is not None:
+        declared = min(periods, len(reference))
+    estimator = pe.LabelFreeEstimator(
+        n_bins=n_bins,
+        threshold=threshold,
+        unseen_drift=unseen_drift,
+        metrics=["accuracy", "precision", "recall", "f1", "roc_auc", "average_precision"],
+    ).fit(ref_labels, ref_scores, periods=declared)
+    result = estimator.estimate(
+        scores, target=target, chunk_size=chunk_size, n_samples=100, rng=1, partial_labels=partial
+    )
+    assert sum(c.n_rows for c in result.chunks) == len(scores)
+    for chunk in result.chunks:
+        for name in result.metrics:
+            _check_posterior(result.posterior(name, chunk.index))
+        for key, value in result.diagnostics(chunk.index).items():
+            assert math.isfinite(value), (key, value)
+    result.to_dict()
+
+
 PAYLOAD = (
     pe.LabelFreeEstimator(metrics=["accuracy", "roc_auc"])
     .fit([0, 1] * 50, np.linspace(0.01, 0.99, 100))
