@@ -597,12 +597,18 @@ def test_labelled_prior_of_movement_follows_the_scores(monkeypatch: pytest.Monke
     assert sd["still"] < 0.9 * sd_full, (sd, sd_full)
 
 
-@pytest.mark.parametrize(("not_moved", "scale"), [(0.7, 1.0), (0.95, 1.0), (0.7, 0.25)])
-def test_production_priors_match_a_brute_force_sum(not_moved: float, scale: float) -> None:
+@pytest.mark.parametrize(
+    ("not_moved", "scale", "uniform_spread"),
+    [(0.7, 1.0, False), (0.95, 1.0, False), (0.7, 0.25, False), (0.95, 1.0, True)],
+)
+def test_production_priors_match_a_brute_force_sum(
+    not_moved: float, scale: float, uniform_spread: bool
+) -> None:
     """Each chunk's shift (or tilt) prior against an explicit sum over every (ε, μ, s) of the
     production model, the chunk's own labels left out (scipy's normal density); ``not_moved``
     the prior mass on ε = 0 (0.7 for the shift, 0.95 for the tilt), its complement times
-    ``scale`` (scores that did not move: 0.25)."""
+    ``scale`` (scores that did not move: 0.25); s equally likely at each point of its
+    geometric grid, or (``uniform_spread``, the tilt's) in proportion to s: flat on s."""
     from scipy import stats
 
     from probeval.labelfree import drift as drift_module
@@ -615,7 +621,9 @@ def test_production_priors_match_a_brute_force_sum(not_moved: float, scale: floa
     log_lik = np.array([-0.5 * ((grid - m) / 0.12) ** 2 for m in centres])
     log_lik += rng.normal(0, 0.01, log_lik.shape)
     labelled = np.array([True, True, True, False])
-    fast = drift_module.production_priors(grid, log_prior, log_lik, labelled, not_moved, scale)
+    fast = drift_module.production_priors(
+        grid, log_prior, log_lik, labelled, not_moved, scale, uniform_spread=uniform_spread
+    )
 
     g = np.exp(log_prior) / np.exp(log_prior).sum()
     likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
@@ -632,6 +640,7 @@ def test_production_priors_match_a_brute_force_sum(not_moved: float, scale: floa
                     slab /= slab.sum()
                     component = (1 - eps) * g + eps * slab
                     weight = share_prior[e] * stats.norm.pdf(mu, 0, 0.5)
+                    weight *= sigma if uniform_spread else 1.0
                     for other in range(4):
                         if other != chunk and labelled[other]:
                             weight *= float(component @ likelihood[other])

@@ -82,6 +82,7 @@ from probeval.labelfree.drift import (
     CONFIDENCE_NOT_MOVED,
     DRIFT_PER_SHIFT,
     TILT_NOT_MOVED,
+    TILT_UNIFORM_SPREAD,
     UNSEEN_DRIFT,
     Drift,
     finer_tilt,
@@ -1512,7 +1513,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         fine, log_likelihood = finer_tilt(wide, tilted, log_likelihood)
         log_likelihood = translated_priors(fine.tilt, log_likelihood, -tilt_mean)
         tilts = production_priors(
-            fine.tilt, fine.tilt_log_prior, log_likelihood, labelled, TILT_NOT_MOVED, scale
+            fine.tilt,
+            fine.tilt_log_prior,
+            log_likelihood,
+            labelled,
+            TILT_NOT_MOVED,
+            scale,
+            uniform_spread=TILT_UNIFORM_SPREAD,
         )
         return fine.core_args(priors, bin_sd, coupled_tilts(fine.tilt, tilts))
 
