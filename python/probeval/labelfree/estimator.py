@@ -81,6 +81,7 @@ from probeval.labelfree.chunking import Chunk, make_chunks
 from probeval.labelfree.drift import (
     CONFIDENCE_NOT_MOVED,
     DRIFT_PER_SHIFT,
+    TILT_FROM_CHUNK_ON,
     TILT_NOT_MOVED,
     TILT_UNIFORM_SPREAD,
     UNSEEN_DRIFT,
@@ -1520,6 +1521,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             TILT_NOT_MOVED,
             scale,
             uniform_spread=TILT_UNIFORM_SPREAD,
+            from_chunk_on=TILT_FROM_CHUNK_ON,
         )
         return fine.core_args(priors, bin_sd, coupled_tilts(fine.tilt, tilts))
 
