@@ -2289,11 +2289,13 @@ def test_period_recalibrations_solve_the_score_equations(
     per_level=st.floats(-0.5, 0.5),
 )
 @settings(max_examples=40, deadline=None)
-def test_explained_spread_changes_only_the_tilts_spread(
+def test_explained_spread_changes_only_the_spreads_and_the_bins_sd(
     seed: int, periods: int, level_sd: float, per_level: float
 ) -> None:
-    """Whatever the periods: keeping the spread the level explains changes the tilt's τ and
-    prior and nothing else, and that τ is the posterior's of the periods' whole tilts."""
+    """Whatever the periods: keeping the spread the level explains in the shift's and the
+    tilt's τ changes their τs and priors and the bins' sd and nothing else; each τ is the
+    posterior's of the periods' whole shifts or tilts, and the bins' sd is the uncoupled
+    drift's (measured around the periods' whole recalibrations)."""
     from probeval.labelfree.drift import (
         _period_effects,
         learn_drift,
@@ -2313,16 +2315,79 @@ def test_explained_spread_changes_only_the_tilts_spread(
     sums = period_sums(edges, scores, positive, 1.0 - positive, period, periods)
     narrow = learn_drift(sums, coupled=True)
     whole = learn_drift(sums, coupled=True, explained_spread=True)
-    tilt_fields = {"tilt", "tilt_log_prior", "tilt_sd"}
+    spread_fields = {"tilt", "tilt_log_prior", "tilt_sd", "shift", "shift_log_prior", "shift_sd"}
     for name, value in narrow.__dict__.items():
-        if name not in tilt_fields:
+        if name not in spread_fields | {"bin_sd"}:
             np.testing.assert_array_equal(getattr(whole, name), value, err_msg=name)
     assert np.isfinite(whole.tilt).all()
+    assert np.isfinite(whole.shift).all()
     assert whole.tilt_log_prior.max() == 0.0
+    assert whole.shift_log_prior.max() == 0.0
+    assert whole.bin_sd == learn_drift(sums, coupled=False).bin_sd
     frame = _period_effects(sums, 1.0, True)
     if frame.effect is not None and frame.inverse is not None:
-        grid, weight = tau_posterior(frame.effect[:, 1], frame.inverse[:, 1, 1])
-        assert whole.tilt_sd == pytest.approx(float((grid * weight).sum()), rel=1e-12)
+        for e, got in ((0, whole.shift_sd), (1, whole.tilt_sd)):
+            grid, weight = tau_posterior(frame.effect[:, e], frame.inverse[:, e, e])
+            assert got == pytest.approx(float((grid * weight).sum()), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bins_own_sd_is_measured_around_each_periods_recalibration(seed: int) -> None:
+    """The bins' own sd comes from the periods' Pearson statistic around each period's
+    maximum-likelihood recalibration, recomputed here with scipy's optimiser (each period's
+    shift and tilt fitted by direct maximisation of its binomial likelihood). Periods whose
+    calibration moves and turns exactly with their level, no bin on its own. Without labels
+    (``explained_spread``) the statistic is around the whole recalibrations: the level's part
+    is kept in the shift's and tilt's spreads instead, and the bin sd is the uncoupled
+    drift's. With labels it is around the recalibrations less the level's part (the
+    coupling's slopes times the level's distance from the reference's), so the bins' sd keeps
+    that part."""
+    from scipy.optimize import minimize
+
+    from probeval.labelfree.drift import _bin_sd, _period_effects, learn_drift, period_sums
+
+    rng = np.random.default_rng(seed)
+    periods, rows = 6, 4_000
+    level = rng.normal(0.0, 0.5, periods)
+    location = np.repeat(level, rows)
+    z = rng.normal(-0.6 + location, 1.4)
+    truth = (1.0 - 0.25 * location) * (z + 0.6) - 0.6 + 0.5 * location
+    labels = rng.random(z.size) < 1.0 / (1.0 + np.exp(-truth))
+    scores = 1.0 / (1.0 + np.exp(-z))
+    edges = np.quantile(scores, np.linspace(0.1, 0.9, 9))
+    period = np.repeat(np.arange(periods), rows)
+    positive = labels.astype(float)
+    sums = period_sums(edges, scores, positive, 1.0 - positive, period, periods)
+    unlabelled = learn_drift(sums, coupled=True, explained_spread=True)
+    labelled = learn_drift(sums, coupled=True)
+    assert labelled.shift_coupling != 0.0
+    assert unlabelled.bin_sd == learn_drift(sums, coupled=False).bin_sd
+
+    frame = _period_effects(sums, 1.0, coupled=True)
+    assert frame.level is not None
+    pn, px = sums[..., 0], sums[..., 1]
+    base = np.log(frame.expected / (1 - frame.expected))
+    fitted = np.zeros((periods, 2))
+    for p in range(periods):
+
+        def loss(ab: np.ndarray, p: int = p) -> float:
+            eta = base[p] + ab[0] + ab[1] * frame.spread
+            return float(np.sum(pn[p] * np.logaddexp(0.0, eta) - px[p] * eta))
+
+        options = {"xatol": 1e-10, "fatol": 1e-12, "maxiter": 4_000}
+        fitted[p] = minimize(loss, np.zeros(2), method="Nelder-Mead", options=options).x
+    decoupled = fitted - np.outer(
+        frame.level - labelled.level, [labelled.shift_coupling, labelled.tilt_coupling]
+    )
+    dof = int((pn > 0).sum()) - 2 * periods - int((pn > 0).any(axis=0).sum()) + 1
+    for drift, effect in ((unlabelled, fitted), (labelled, decoupled)):
+        moved = 1.0 / (1.0 + np.exp(-(base + effect[:, :1] + effect[:, 1:] * frame.spread)))
+        w = pn * moved * (1 - moved)
+        used = pn > 0
+        statistic = float(((px - pn * moved) ** 2 / np.where(used, w, 1.0))[used].sum())
+        oracle = _bin_sd(statistic, w[used], dof)
+        assert drift.bin_sd == pytest.approx(oracle, rel=1e-4, abs=1e-6)
+    assert unlabelled.bin_sd < 0.08 < labelled.bin_sd
 
 
 def test_production_bin_offsets_find_a_lasting_offset_and_nothing_else() -> None:
