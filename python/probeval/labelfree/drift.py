@@ -893,7 +893,8 @@ def _fit_periods(
     decoupled: tuple[np.ndarray | None, dict[str, float]],
     unseen: float,
     taus: _Taus | None = None,
-    bins_keep_level: bool = False,
+    *,
+    bins_keep_level: bool,
 ) -> tuple[Drift, tuple[float, np.ndarray, int] | None]:
     """One calibration's drift, its bin sd still 0, and the evidence on the bins' own
     deviations: the periods' Pearson statistic, the cells' binomial weights and the degrees
