@@ -468,20 +468,21 @@ def test_labels_replace_the_unseen_drift(kind: str) -> None:
 @given(
     reference=st.lists(st.integers(0, 400), min_size=1, max_size=8),
     chunks=st.lists(st.lists(st.integers(0, 300), min_size=8, max_size=8), max_size=5),
-    dispersion=st.floats(1.0, 30.0),
+    window_median=st.floats(0.4, 30.0),
 )
 def test_unseen_share_is_the_clipped_median_pearson_ratio(
-    reference: list[int], chunks: list[list[int]], dispersion: float
+    reference: list[int], chunks: list[list[int]], window_median: float
 ) -> None:
     """Oracle: per chunk with rows, Pearson's statistic against the reference's shares (its
-    cells with reference rows), over 1 + n / N and the windows' dispersion, divided by the
-    reference's non-empty bins less one; the median ratio mapped linearly from 1.5 (none of
-    the unseen drift's variance) to 2.5 (all). No chunk with rows, or one reference bin: 1."""
+    cells with reference rows), over 1 + n / N, divided by the reference's non-empty bins less
+    one and by the windows' median of the same; the chunks' median ratio mapped linearly from
+    1.5 (none of the unseen drift's variance) to 2.5 (all). No chunk with rows, or one
+    reference bin: 1."""
     from probeval.labelfree.drift import unseen_share
 
     ref = np.array(reference, dtype=float)
     counts = np.array([c[: ref.size] for c in chunks], dtype=float).reshape(len(chunks), ref.size)
-    share = unseen_share(counts, ref, dispersion)
+    share = unseen_share(counts, ref, window_median)
     assert 0.0 <= share <= 1.0
     dof = int((ref > 0).sum()) - 1
     ratios = []
@@ -492,11 +493,52 @@ def test_unseen_share_is_the_clipped_median_pearson_ratio(
         expected = n * ref / ref.sum()
         cells = expected > 0
         x2 = float((((row - expected) ** 2)[cells] / expected[cells]).sum())
-        ratios.append(x2 / (1.0 + n / ref.sum()) / dispersion / max(dof, 1))
+        ratios.append(x2 / (1.0 + n / ref.sum()) / window_median / max(dof, 1))
     if not ratios or dof < 1:
         assert share == 1.0
     else:
         assert share == pytest.approx(min(max(float(np.median(ratios)) - 1.5, 0.0), 1.0), abs=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    windows=st.lists(st.lists(st.integers(0, 500), min_size=6, max_size=6), min_size=2, max_size=9)
+)
+def test_count_spread_is_the_windows_mean_and_median_pearson_ratio(
+    windows: list[list[int]],
+) -> None:
+    """Oracle: each window's Pearson statistic against the pooled windows' shares (cells with
+    rows), over 1 + n / N, its degrees of freedom (non-empty bins less one) and 1 - 1/B for B
+    windows (each is part of the pool): their mean, at least 1, and their median, at least
+    the chi-squared distribution's median over its degrees of freedom (scipy; the code's
+    Wilson-Hilferty value is within 3.5% of it at every degree of freedom); (1, 1) for a pool
+    with one non-empty bin. The median is the yardstick of production's median in
+    :func:`~probeval.labelfree.drift.unseen_share`: a median against a mean read a production
+    whose chunks moved as the windows did at about 0.45 of its spread (docs/labelfree.md)."""
+    from scipy import stats
+
+    from probeval.labelfree.drift import _count_spread
+
+    counts = np.array(windows, dtype=float)
+    pooled = counts.sum(axis=0)
+    mean, median = _count_spread(counts, pooled)
+    k = int((pooled > 0).sum())
+    if k < 2:
+        assert (mean, median) == (1.0, 1.0)
+        return
+    cells = pooled > 0
+    ratios = []
+    for row in counts:
+        n = row.sum()
+        expected = n * pooled[cells] / pooled.sum()
+        x2 = float(((row[cells] - expected) ** 2 / expected).sum()) if n > 0 else 0.0
+        ratios.append(x2 / (1.0 + n / pooled.sum()) / (k - 1) / (1.0 - 1.0 / len(counts)))
+    assert mean == pytest.approx(max(1.0, float(np.mean(ratios))), rel=1e-12)
+    floor = float(stats.chi2.median(k - 1)) / (k - 1)
+    if float(np.median(ratios)) > 1.035 * floor:
+        assert median == pytest.approx(float(np.median(ratios)), rel=1e-12)
+    else:
+        assert median == pytest.approx(max(floor, float(np.median(ratios))), rel=0.035)
 
 
 def test_unseen_drift_needs_scores_that_moved() -> None:

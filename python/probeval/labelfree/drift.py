@@ -30,7 +30,8 @@ shows how large these movements are; this module measures them (numpy only):
   is one cross-section, or shuffled, shows no movement at all. The shift's prior adds a normal of
   sd ``unseen`` (logit) to the learned one: see ``UNSEEN_DRIFT``. It applies where production
   is visibly not the reference's population: its chunks' bin counts vary from the reference's
-  more than the reference's own windows do (:func:`unseen_share`).
+  more than the reference's own windows do (:func:`unseen_share`: the chunks' median Pearson
+  statistic against the windows' median).
 
 The core (``_core.labelfree_estimate``) takes the result and, per chunk, updates δ and each
 bin's rate with the labels already known.
@@ -110,13 +111,16 @@ STILL_PRIOR = 1.0 / 3.0
 UNSEEN_DRIFT = 0.08
 #: When the unseen drift applies (:func:`unseen_share`): the median over production's chunks of
 #: Pearson's statistic of their bin counts against the reference's, over its degrees of freedom
-#: and the reference windows' own spread (``count_dispersion``); about 1 for chunks that are
-#: one more reference window. From the first value the unseen drift's variance grows linearly,
-#: in full from the second. A stable stream's 12 chunks of 5,000 rows gave medians of 0.6-1.2
-#: (60 streams, and the simulations' covariate shifts, whose windows move as production does,
-#: 0.6-1.1); ACS employment, reference 2015, production 2016-2018, 3.6; the car loan's
-#: production 65. Under no movement and 10 degrees of freedom one chunk alone exceeds 1.5 13%
-#: of the time and 2.5 0.5%.
+#: and the reference windows' median of the same (``Drift.count_median``); about 1 for chunks
+#: that are one more reference window. From the first value the unseen drift's variance grows
+#: linearly, in full from the second. 60 stable streams of 12 chunks of 5,000 rows gave 0.70 /
+#: 0.99 / 1.44 (5th, 50th, 95th percentile); the simulated covariate shift, whose five windows
+#: move as production does, 0.19 / 1.42 / 9.1 (five windows show their own spread poorly);
+#: ACS employment, reference 2015, production 2016-2018, 3.96; the car loan's production 69;
+#: the bundled flights models 1.33 and 1.51. Under no movement and 10 degrees of freedom one
+#: chunk alone exceeds 1.5 17% of the time and 2.5 0.9% (the windows' median at its floor,
+#: the chi-squared median: 0.93 of the degrees of freedom). (Against the windows' mean until
+#: 2026-12-04, which reads a chunk's normal move at 0.45 of its spread: docs/labelfree.md.)
 _UNSEEN_RATIO = (1.5, 2.5)
 #: Default sd (logit) of a further shift of a chunk's calibration per unit of how far its scores
 #: moved beyond anything the reference's periods showed (:func:`score_shift_distance`). Models
@@ -277,6 +281,9 @@ class Drift(ValueEquality):
     tilt_sd: float
     count_dispersion: float
     n_periods: int
+    #: The windows' median bin-count statistic over its degrees of freedom, the yardstick of
+    #: :func:`unseen_share` (:func:`_count_spread`); 1: no windows to learn it from.
+    count_median: float = 1.0
     #: How the periods' shift and tilt moved with their scores' level (:func:`_coupling`): the
     #: reference's level and the periods' lowest and highest, and per effect the posterior
     #: mean and variance of its slope on the level. All 0: not learned (a multiclass model's
@@ -936,6 +943,7 @@ def _fit_periods(
     n_cells = int(used.sum())
     dof = n_cells - 2 * b - int(used.any(axis=0).sum()) + 1
     evidence = (float(z2[used].sum()), wm[used], dof) if dof > 0 else None
+    dispersion, median = _count_spread(pn[periods], frame.counts)
     drift = Drift(
         slope=frame.slope,
         slope_se=frame.slope_se,
@@ -948,8 +956,9 @@ def _fit_periods(
         bin_sd=0.0,
         shift_sd=float((shift_grid * shift_weight).sum()),
         tilt_sd=float((tilt_grid * tilt_weight).sum()),
-        count_dispersion=_count_dispersion(pn[periods], frame.counts),
+        count_dispersion=dispersion,
         n_periods=b,
+        count_median=median,
         **coupling,
     )
     return drift, evidence
@@ -1046,6 +1055,7 @@ def _stable(
     shift, shift_log_prior = (point, flat)
     if unseen > 0:
         shift, shift_log_prior = _effect_prior(point, np.ones(1), 1, _SHIFT_GRID, unseen)
+    dispersion, median = _count_spread(period_counts, counts)
     return Drift(
         slope=slope,
         slope_se=slope_se,
@@ -1058,8 +1068,9 @@ def _stable(
         bin_sd=0.0,
         shift_sd=0.0,
         tilt_sd=0.0,
-        count_dispersion=_count_dispersion(period_counts, counts),
+        count_dispersion=dispersion,
         n_periods=int((period_counts.sum(axis=1) > 0).sum()),
+        count_median=median,
     )
 
 
@@ -1074,17 +1085,22 @@ def _chi2_statistic(counts: np.ndarray, shares: np.ndarray, reference_rows: floa
     return out
 
 
-def _count_dispersion(period_counts: np.ndarray, counts: np.ndarray) -> float:
+def _count_spread(period_counts: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
     """How much more the periods' bin counts vary than multinomial noise: the mean of the
-    periods' Pearson statistics over their degrees of freedom (at least 1)."""
+    periods' Pearson statistics over their degrees of freedom (at least 1), the scale of
+    one more period's statistic (:func:`shift_diagnostic`, :func:`score_shift_distance`);
+    and their median over the same (at least the chi-squared median's, Wilson-Hilferty), the
+    yardstick of production's median (:func:`unseen_share`). (1, 1): fewer than two periods
+    or bins."""
     k = int((counts > 0).sum())
     if period_counts.shape[0] < 2 or k < 2:
-        return 1.0
+        return 1.0, 1.0
     shares = counts / counts.sum()
     statistic = _chi2_statistic(period_counts, shares, float(counts.sum()))
     # Each period is part of the pooled reference; its statistic is low by a factor 1 - 1/B.
-    factor = 1.0 - 1.0 / period_counts.shape[0]
-    return float(max(1.0, float(statistic.mean()) / ((k - 1) * factor)))
+    scaled = statistic / ((k - 1) * (1.0 - 1.0 / period_counts.shape[0]))
+    chi2_median = (1.0 - 2.0 / (9.0 * (k - 1))) ** 3
+    return max(1.0, float(scaled.mean())), max(chi2_median, float(np.median(scaled)))
 
 
 def _chi2_sf(x: float, dof: int) -> float:
@@ -1139,18 +1155,20 @@ def score_shift_distance(
     return out
 
 
-def unseen_share(counts: np.ndarray, reference_counts: np.ndarray, dispersion: float) -> float:
+def unseen_share(counts: np.ndarray, reference_counts: np.ndarray, window_median: float) -> float:
     """The share (0 to 1) of the unseen drift's variance that production's chunks (rows of bin
     ``counts``) call for: 0 while their bin counts vary from the reference's no more than the
-    reference's windows do (the median ratio of :data:`_UNSEEN_RATIO` up to its first value), 1
-    once they vary clearly more, the population having moved beyond anything the reference shows.
+    reference's windows do (the ratio of :data:`_UNSEEN_RATIO` up to its first value: the
+    chunks' median Pearson statistic over its degrees of freedom and ``window_median``, the
+    windows' own, :attr:`Drift.count_median`), 1 once they vary clearly more, the population
+    having moved beyond anything the reference shows.
     A chunk's movement needs rows to show: at a chi distance of 0.07 (ACS employment's chunks)
     the ratio is 1 + 0.005 n / dof, 3.5 for 5,000 rows but 1.25 for 500, whose own label noise
     then outweighs the drift. No chunk with rows, or a reference with one bin: the whole drift."""
     rows = counts.sum(axis=1)
     if not (rows > 0).any() or int((reference_counts > 0).sum()) < 2:
         return 1.0
-    statistic, dof = _period_scaled_statistic(counts[rows > 0], reference_counts, dispersion)
+    statistic, dof = _period_scaled_statistic(counts[rows > 0], reference_counts, window_median)
     low, full = _UNSEEN_RATIO
     ratio = float(np.median(statistic)) / dof
     return float(np.clip((ratio - low) / (full - low), 0.0, 1.0))

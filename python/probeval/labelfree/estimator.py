@@ -288,7 +288,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         one cross-section, or shuffled, shows no drift at all. It applies where production's
         scores show another population: the chunks of one :meth:`estimate` call vary from the
         reference's bin counts more than the reference's windows do (in full once their median
-        Pearson statistic is 2.5 times its degrees of freedom, none up to 1.5;
+        Pearson statistic is 2.5 times the windows' median, none up to 1.5;
         ``drift.unseen_share``), so a production that looks like one more reference window
         gets none (a simulated stationary stream covers 0.94-0.97, not 0.99-1.00) and a shift
         of P(y | score) that leaves the scores as they were is not covered. Set 0 when the
@@ -1387,9 +1387,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             return 0.0
         state = self._state()
         # The windows' spread does not depend on the unseen drift: the cheapest fit of it.
-        dispersion = self._drift_for(chunks, labelled, 0.0).count_dispersion
+        window_median = self._drift_for(chunks, labelled, 0.0).count_median
         reference = state["positives"] + state["negatives"]
-        return unseen_share(np.asarray(counts), reference, dispersion)
+        return unseen_share(np.asarray(counts), reference, window_median)
 
     def _unseen(self, labelled: bool, share: float = 1.0) -> float:
         """The unseen drift's sd: ``unseen_drift``, its variance scaled by ``share``
