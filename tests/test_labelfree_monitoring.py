@@ -541,6 +541,74 @@ def test_count_spread_is_the_windows_mean_and_median_pearson_ratio(
         assert median == pytest.approx(max(floor, float(np.median(ratios))), rel=0.035)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 3_000), max_size=12),
+    rows=st.floats(1.0, 8_000.0),
+)
+def test_group_chunks_adds_up_consecutive_chunks(sizes: list[int], rows: float) -> None:
+    """Oracle: walking the chunks with rows in order, a group closes at the last chunk or once
+    the next would take it further from ``rows`` than it is (total + next / 2 >= rows); a last
+    group under half ``rows`` joins the one before. Every row lands in one group, in order."""
+    from probeval.labelfree.drift import group_chunks
+
+    counts = np.array([[s // 3, s - s // 3] for s in sizes], dtype=float).reshape(-1, 2)
+    groups = group_chunks(counts, rows)
+    kept = [float(s) for s in sizes if s > 0]
+    expected: list[float] = []
+    total = 0.0
+    for i, size in enumerate(kept):
+        total += size
+        following = kept[i + 1] if i + 1 < len(kept) else 0.0
+        if total + following / 2 >= rows or i + 1 == len(kept):
+            expected.append(total)
+            total = 0.0
+    if len(expected) > 1 and expected[-1] < rows / 2:
+        last = expected.pop()
+        expected[-1] += last
+    assert groups.sum(axis=1).tolist() == expected
+    assert np.array_equal(groups.sum(axis=0), counts.sum(axis=0))
+    if kept:
+        # Consecutive: each group's first column is a run of the chunks' in order.
+        firsts = np.cumsum(groups[:, 0])
+        run = np.cumsum([c[0] for c in counts if c.sum() > 0])
+        assert set(firsts.tolist()) <= set(run.tolist())
+
+
+@pytest.mark.parametrize("move", [0.0, 0.1])
+def test_the_unseen_drift_does_not_depend_on_how_production_is_cut(
+    move: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A production whose scores' logits all moved by 0.1 gets the whole unseen drift whether
+    it comes in 5,000-row chunks or in 500-, 1,000- or 2,500-row ones, and one like the
+    reference gets none at any size: short chunks are added up to 5,000 rows and compared
+    with the reference's 5,000-row windows. (Compared as they were, 1,000-row chunks could
+    not show the move: this production got none of the drift, 0.41 of it at a move of 0.15.)
+    Chunks that do not add up to 5,000 rows come as near as they can, and the statistic
+    grows with the rows: 2,000-row chunks, in groups of 4,000, get 0.45 of it here."""
+    import probeval.labelfree.estimator as estimator_module
+
+    shares: list[float] = []
+    original = estimator_module.unseen_share
+
+    def recorded(*args: Any) -> float:
+        shares.append(original(*args))
+        return shares[-1]
+
+    monkeypatch.setattr(estimator_module, "unseen_share", recorded)
+    rng = np.random.default_rng(3)
+    logits = rng.normal(-0.6, 1.4, 65_000) + np.where(np.arange(65_000) >= 25_000, move, 0.0)
+    scores = 1.0 / (1.0 + np.exp(-logits))
+    labels = (rng.random(65_000) < scores).astype(np.int64)
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy"])
+    estimator.fit(labels[:25_000], scores[:25_000])
+    by_size = {}
+    for size in (500, 1_000, 2_500, 5_000):
+        estimator.estimate(scores[25_000:], chunk_size=size, n_samples=50, rng=0)
+        by_size[size] = shares[-1]
+    assert by_size == dict.fromkeys(by_size, 1.0 if move else 0.0), by_size
+
+
 def test_unseen_drift_needs_scores_that_moved() -> None:
     """Without labels, a production like one more reference window gets none of the unseen
     drift (its draws those of ``unseen_drift=0``, draw for draw), while the same production

@@ -31,7 +31,8 @@ shows how large these movements are; this module measures them (numpy only):
   sd ``unseen`` (logit) to the learned one: see ``UNSEEN_DRIFT``. It applies where production
   is visibly not the reference's population: its chunks' bin counts vary from the reference's
   more than the reference's own windows do (:func:`unseen_share`: the chunks' median Pearson
-  statistic against the windows' median).
+  statistic against the windows' median, chunks shorter than about 5,000 rows added up to that
+  first).
 
 The core (``_core.labelfree_estimate``) takes the result and, per chunk, updates δ and each
 bin's rate with the labels already known.
@@ -58,6 +59,7 @@ __all__ = [
     "TILT_UNIFORM_SPREAD",
     "UNSEEN_DRIFT",
     "Drift",
+    "group_chunks",
     "learn_drift",
     "learn_drifts",
     "merge_periods",
@@ -121,6 +123,8 @@ UNSEEN_DRIFT = 0.08
 #: chunk alone exceeds 1.5 17% of the time and 2.5 0.9% (the windows' median at its floor,
 #: the chi-squared median: 0.93 of the degrees of freedom). (Against the windows' mean until
 #: 2026-12-04, which reads a chunk's normal move at 0.45 of its spread: docs/labelfree.md.)
+#: The ratio grows with the rows compared, and these were measured at 5,000: the estimator
+#: adds shorter chunks up to about that many first (:func:`group_chunks`).
 _UNSEEN_RATIO = (1.5, 2.5)
 #: Default sd (logit) of a further shift of a chunk's calibration per unit of how far its scores
 #: moved beyond anything the reference's periods showed (:func:`score_shift_distance`). Models
@@ -1155,6 +1159,29 @@ def score_shift_distance(
     return out
 
 
+def group_chunks(counts: np.ndarray, rows: float) -> np.ndarray:
+    """Consecutive chunks' bin ``counts`` (chunks, bins) added up into groups of about ``rows``
+    rows: a group closes once the next chunk would take it further from ``rows`` than it is
+    (equal chunks of c rows: round(rows / c) of them, so chunks over two thirds of ``rows``
+    stay as they are); the last group joins the one before if it has under half ``rows``.
+    Chunks without rows are left out."""
+    counts = counts[counts.sum(axis=1) > 0]
+    sizes = counts.sum(axis=1)
+    groups: list[np.ndarray] = []
+    start = 0
+    total = 0.0
+    for i, size in enumerate(sizes):
+        total += float(size)
+        following = float(sizes[i + 1]) if i + 1 < sizes.shape[0] else 0.0
+        if total + following / 2.0 >= rows or i + 1 == sizes.shape[0]:
+            groups.append(counts[start : i + 1].sum(axis=0))
+            start, total = i + 1, 0.0
+    if len(groups) > 1 and groups[-1].sum() < rows / 2.0:
+        last = groups.pop()
+        groups[-1] = groups[-1] + last
+    return np.stack(groups) if groups else counts
+
+
 def unseen_share(counts: np.ndarray, reference_counts: np.ndarray, window_median: float) -> float:
     """The share (0 to 1) of the unseen drift's variance that production's chunks (rows of bin
     ``counts``) call for: 0 while their bin counts vary from the reference's no more than the
@@ -1163,8 +1190,10 @@ def unseen_share(counts: np.ndarray, reference_counts: np.ndarray, window_median
     windows' own, :attr:`Drift.count_median`), 1 once they vary clearly more, the population
     having moved beyond anything the reference shows.
     A chunk's movement needs rows to show: at a chi distance of 0.07 (ACS employment's chunks)
-    the ratio is 1 + 0.005 n / dof, 3.5 for 5,000 rows but 1.25 for 500, whose own label noise
-    then outweighs the drift. No chunk with rows, or a reference with one bin: the whole drift."""
+    the ratio is 1 + 0.005 n / dof, 3.5 for 5,000 rows but 1.25 for 500; the estimator adds
+    short chunks up to about 5,000 rows first (:func:`group_chunks`, with windows as long), so
+    that how production was cut does not decide. No chunk with rows, or a reference with one
+    bin: the whole drift."""
     rows = counts.sum(axis=1)
     if not (rows > 0).any() or int((reference_counts > 0).sum()) < 2:
         return 1.0
