@@ -15,7 +15,8 @@ With ``--labels`` a fraction of each chunk's rows is passed as partial labels to
 ``--with-unseen SD`` every simulated stream's production also sits off its reference by a shift
 drawn from N(0, SD²) (stratified over the streams): 0.08 is what the default ``unseen_drift``
 assumes, so each failure mode is then checked where the default's prior holds, not only where
-nothing moved beyond the reference.
+nothing moved beyond the reference. ``--chunk-size`` estimates chunks of other lengths (5,000
+by default; a last chunk under half of it is left out).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests._monitoring import (
+    CHUNK,
     METRICS,
     SCENARIOS,
     car_loan,
@@ -57,6 +59,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=8)
     parser.add_argument("--labels", type=float, default=0.05)
     parser.add_argument("--with-unseen", type=float, default=None, metavar="SD")
+    parser.add_argument("--chunk-size", type=int, default=CHUNK)
     parser.add_argument("--json")
     args = parser.parse_args()
     rows: dict[str, Any] = {}
@@ -78,7 +81,9 @@ def main() -> None:
         for label, kwargs, fraction in runs:
             merged = _merge(
                 [
-                    evaluate_stream(s, kwargs, seed=i, label_fraction=fraction)
+                    evaluate_stream(
+                        s, kwargs, seed=i, label_fraction=fraction, chunk_size=args.chunk_size
+                    )
                     for i, s in enumerate(streams)
                 ]
             )
