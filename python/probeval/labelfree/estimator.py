@@ -1416,10 +1416,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
 
     def _comparison_rows(self, rows: np.ndarray) -> float:
         """How many rows production's chunks (``rows`` each) and the reference's windows have
-        when :meth:`_unseen_share` compares them: the chunks' (median), but shorter chunks
-        are added up, in order, to as many rows as the reference's windows (declared
-        periods: their median; default blocks: :data:`_UNSEEN_ROWS`, or a fifth of the
-        reference if that is less), at most production's rows. A population that moved
+        when :meth:`_unseen_share` compares them: the chunks' (median), but chunks under two
+        thirds of the reference's windows' rows (declared periods: their median; default
+        blocks: :data:`_UNSEEN_ROWS`, or a fifth of the reference if that is less; at most
+        production's rows) are added up, in order, to about that many. A population that moved
         shows in bin counts in proportion to their rows: at ACS employment's chi distance of
         0.07 a 1,000-row chunk's Pearson statistic is 1.5 times its degrees of freedom, a
         5,000-row chunk's 3.5, and so a production cut into 1,000-row chunks got none of the
