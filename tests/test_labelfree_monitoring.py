@@ -598,38 +598,62 @@ def test_group_chunks_adds_up_consecutive_chunks(sizes: list[int], rows: float) 
         assert set(firsts.tolist()) <= set(run.tolist())
 
 
-@pytest.mark.parametrize("move", [0.0, 0.1])
-def test_the_unseen_drift_does_not_depend_on_how_production_is_cut(
-    move: float, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A production whose scores' logits all moved by 0.1 gets the whole unseen drift whether
-    it comes in 5,000-row chunks or in 500-, 1,000- or 2,500-row ones, and one like the
-    reference gets none at any size: short chunks are added up to 5,000 rows and compared
-    with the reference's 5,000-row windows. (Compared as they were, 1,000-row chunks could
-    not show the move: this production got none of the drift, 0.41 of it at a move of 0.15.)
-    Chunks that do not add up to 5,000 rows come as near as they can, and the statistic
-    grows with the rows: 2,000-row chunks, in groups of 4,000, get 0.45 of it here."""
+def _unseen_shares_by_chunk_size(
+    move: float, production_rows: int, sizes: tuple[int, ...], monkeypatch: pytest.MonkeyPatch
+) -> dict[int, float]:
+    """The unseen drift's share (:func:`unseen_share`) a production gets, cut into chunks of
+    each size: a 25,000-row reference, then ``production_rows`` whose scores' logits all moved
+    by ``move``."""
     import probeval.labelfree.estimator as estimator_module
 
     shares: list[float] = []
     original = estimator_module.unseen_share
 
-    def recorded(*args: Any) -> float:
-        shares.append(original(*args))
+    def recorded(*args: Any, **kwargs: Any) -> float:
+        shares.append(original(*args, **kwargs))
         return shares[-1]
 
     monkeypatch.setattr(estimator_module, "unseen_share", recorded)
     rng = np.random.default_rng(3)
-    logits = rng.normal(-0.6, 1.4, 65_000) + np.where(np.arange(65_000) >= 25_000, move, 0.0)
+    n = 25_000 + production_rows
+    logits = rng.normal(-0.6, 1.4, n) + np.where(np.arange(n) >= 25_000, move, 0.0)
     scores = 1.0 / (1.0 + np.exp(-logits))
-    labels = (rng.random(65_000) < scores).astype(np.int64)
+    labels = (rng.random(n) < scores).astype(np.int64)
     estimator = pe.LabelFreeEstimator(metrics=["accuracy"])
     estimator.fit(labels[:25_000], scores[:25_000])
     by_size = {}
-    for size in (500, 1_000, 2_500, 5_000):
+    for size in sizes:
         estimator.estimate(scores[25_000:], chunk_size=size, n_samples=50, rng=0)
         by_size[size] = shares[-1]
+    return by_size
+
+
+_CHUNK_SIZES = (500, 1_000, 2_000, 2_500, 3_500, 5_000, 10_000, 20_000)
+
+
+@pytest.mark.parametrize("move", [0.0, 0.1])
+def test_the_unseen_drift_does_not_depend_on_how_production_is_cut(
+    move: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A production whose scores' logits all moved by 0.1 gets the whole unseen drift whether
+    it comes in 5,000-row chunks or in 500- to 20,000-row ones, and one like the reference gets
+    none at any size: short chunks are added up to about 5,000 rows, and the statistic of the
+    chunks compared is read at 5,000 rows against the reference's 5,000-row windows.
+    (Compared as they were, 1,000-row chunks could not show the move: this production got
+    none of the drift, 0.41 of it at a move of 0.15. Added up but read as they came, the
+    2,000-row chunks' groups of 4,000 rows got 0.45 and 3,500-row chunks 0.97.)"""
+    by_size = _unseen_shares_by_chunk_size(move, 40_000, _CHUNK_SIZES, monkeypatch)
     assert by_size == dict.fromkeys(by_size, 1.0 if move else 0.0), by_size
+
+
+def test_long_chunks_do_not_call_for_more_unseen_drift(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A move that 5,000-row chunks barely show (0.07 logit: 0.26 of the unseen drift) calls
+    for about as much of it in chunks of any size: 0.18-0.35 from 2,000 to 20,000 rows. Read
+    as they came, a Pearson statistic growing with the rows, 10,000- and 20,000-row chunks
+    got 0.90 and 1.00 of it, and 2,000-row ones none."""
+    by_size = _unseen_shares_by_chunk_size(0.07, 80_000, _CHUNK_SIZES, monkeypatch)
+    assert 0.1 < by_size[5_000] < 0.5, by_size
+    assert all(abs(share - by_size[5_000]) < 0.15 for share in by_size.values()), by_size
 
 
 def test_unseen_drift_needs_scores_that_moved() -> None:

@@ -31,8 +31,8 @@ shows how large these movements are; this module measures them (numpy only):
   sd ``unseen`` (logit) to the learned one: see ``UNSEEN_DRIFT``. It applies where production
   is visibly not the reference's population: its chunks' bin counts vary from the reference's
   more than the reference's own windows do (:func:`unseen_share`: the chunks' median Pearson
-  statistic against the windows' median, chunks shorter than about 5,000 rows added up to that
-  first).
+  statistic against the windows' median, read at 5,000 rows: chunks shorter than that added
+  up to about as many first).
 
 The core (``_core.labelfree_estimate``) takes the result and, per chunk, updates δ and each
 bin's rate with the labels already known.
@@ -124,7 +124,8 @@ UNSEEN_DRIFT = 0.08
 #: the chi-squared median: 0.93 of the degrees of freedom). (Against the windows' mean until
 #: 2026-12-04, which reads a chunk's normal move at 0.45 of its spread: docs/labelfree.md.)
 #: The ratio grows with the rows compared, and these were measured at 5,000: the estimator
-#: adds shorter chunks up to about that many first (:func:`group_chunks`).
+#: adds shorter chunks up to about that many first (:func:`group_chunks`) and reads the ratio's
+#: excess over 1 at that many rows (:func:`unseen_share`).
 _UNSEEN_RATIO = (1.5, 2.5)
 #: Default sd (logit) of a further shift of a chunk's calibration per unit of how far its scores
 #: moved beyond anything the reference's periods showed (:func:`score_shift_distance`). Models
@@ -1182,24 +1183,44 @@ def group_chunks(counts: np.ndarray, rows: float) -> np.ndarray:
     return np.stack(groups) if groups else counts
 
 
-def unseen_share(counts: np.ndarray, reference_counts: np.ndarray, window_median: float) -> float:
+def unseen_share(
+    counts: np.ndarray,
+    reference_counts: np.ndarray,
+    window_median: float,
+    rows: float | None = None,
+) -> float:
     """The share (0 to 1) of the unseen drift's variance that production's chunks (rows of bin
     ``counts``) call for: 0 while their bin counts vary from the reference's no more than the
     reference's windows do (the ratio of :data:`_UNSEEN_RATIO` up to its first value: the
     chunks' median Pearson statistic over its degrees of freedom and ``window_median``, the
-    windows' own, :attr:`Drift.count_median`), 1 once they vary clearly more, the population
-    having moved beyond anything the reference shows.
-    A chunk's movement needs rows to show: at a chi distance of 0.07 (ACS employment's chunks)
-    the ratio is 1 + 0.005 n / dof, 3.5 for 5,000 rows but 1.25 for 500; the estimator adds
-    short chunks up to about 5,000 rows first (:func:`group_chunks`, with windows as long), so
-    that how production was cut does not decide. No chunk with rows, or a reference with one
-    bin: the whole drift."""
-    rows = counts.sum(axis=1)
-    if not (rows > 0).any() or int((reference_counts > 0).sum()) < 2:
+    windows' own, :attr:`Drift.count_median`, taken at ``rows`` rows if given), 1 once they
+    vary clearly more, the population having moved beyond anything the reference shows.
+
+    A chunk's movement needs rows to show: at a chi distance d the statistic over its degrees
+    of freedom is about 1 + n' d² / dof, where n' = n / (1 + n / N) for chunks of n rows and a
+    reference of N (:func:`_chi2_statistic` takes the reference's own noise out). At ACS
+    employment's d = 0.07 that is 3.5 for 5,000-row chunks and 1.25 for 500-row ones. The
+    estimator adds short chunks up to about 5,000 rows first (:func:`group_chunks`, with
+    windows as long); ``rows`` then reads the excess over 1 at that many rows (times
+    n'(``rows``) / n'(the chunks' median rows)), so that neither groups that come out short
+    of it (2,000-row chunks add up to 4,000) nor chunks longer than it (20,000 rows) decide
+    how much of the drift a production gets. None: as the chunks are. No chunk with rows, or
+    a reference with one bin: the whole drift."""
+    sizes = counts.sum(axis=1)
+    if not (sizes > 0).any() or int((reference_counts > 0).sum()) < 2:
         return 1.0
-    statistic, dof = _period_scaled_statistic(counts[rows > 0], reference_counts, window_median)
+    statistic, dof = _period_scaled_statistic(counts[sizes > 0], reference_counts, 1.0)
+    excess = float(np.median(statistic)) / dof - 1.0
+    if rows is not None:
+        # What a move adds to the statistic grows with the rows compared, less the
+        # reference's own noise (_chi2_statistic divides by 1 + n / N): read at ``rows``.
+        reference_rows = float(reference_counts.sum())
+        compared = float(np.median(sizes[sizes > 0]))
+        excess *= (rows / (1.0 + rows / reference_rows)) / (
+            compared / (1.0 + compared / reference_rows)
+        )
     low, full = _UNSEEN_RATIO
-    ratio = float(np.median(statistic)) / dof
+    ratio = (1.0 + excess) / window_median
     return float(np.clip((ratio - low) / (full - low), 0.0, 1.0))
 
 

@@ -294,12 +294,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         one cross-section, or shuffled, shows no drift at all. It applies where production's
         scores show another population: the chunks of one :meth:`estimate` call vary from the
         reference's bin counts more than the reference's windows do (in full once their median
-        Pearson statistic is 2.5 times the windows' median, none up to 1.5;
-        ``drift.unseen_share``), so a production that looks like one more reference window
-        gets none (a simulated stationary stream covers 0.94-0.97, not 0.99-1.00) and a shift
-        of P(y | score) that leaves the scores as they were is not covered. Set 0 when the
-        reference spans production's conditions; on real data that moved, 0 covers far less
-        (ACS employment precision 0.83). Left out once production rows have labels
+        Pearson statistic is 2.5 times the windows' median, none up to 1.5, both read at 5,000
+        rows (a fifth of a smaller reference) whatever the chunks' size;
+        ``drift.unseen_share``), so a production that looks like one more reference window gets
+        none (a simulated stationary stream covers 0.94-0.97, not 0.99-1.00) and a shift of P(y
+        | score) that leaves the scores as they were is not covered. Set 0 when the reference
+        spans production's conditions; on real data that moved, 0 covers far less (ACS
+        employment precision 0.83). Left out once production rows have labels
         (``partial_labels``): they show how far production moved.
     drift_per_shift : float
         Method "hierarchical": a further sd (logit) of a chunk's calibration shift per unit of
@@ -1401,37 +1402,41 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         state = self._state()
         counts = np.asarray(counts, dtype=np.float64)
         rows = counts.sum(axis=1)
-        window_rows = None
         target = self._comparison_rows(rows) if rows.size else 0.0
         # Chunks over two thirds of the target stay as they are (group_chunks would leave the
         # most of them alone, and merge only a short last one).
         if rows.size and float(np.median(rows)) < 2.0 * target / 3.0:
             counts = group_chunks(counts, target)
-            # Windows as long as the groups the chunks were added up into.
-            window_rows = float(np.median(counts.sum(axis=1)))
+        # Read at 5,000 rows, where the ramp was set, unless the reference's windows (or
+        # production) are shorter: then at the chunks' rows up to 5,000, at least the target's.
+        # Reading 5,000-row chunks at a fifth of a 10,000-row reference would take them below
+        # the rows they show; reading short groups at 5,000 would multiply their noise.
+        read = max(target, min(float(np.median(rows)), _UNSEEN_ROWS)) if rows.size else 1.0
         # The windows' spread does not depend on the unseen drift: the cheapest fit of it.
-        drift = self._drift_for(chunks, labelled, 0.0, window_rows=window_rows)
+        drift = self._drift_for(chunks, labelled, 0.0, window_rows=max(read, 1.0))
         reference = state["positives"] + state["negatives"]
-        return unseen_share(counts, reference, drift.count_median)
+        return unseen_share(counts, reference, drift.count_median, rows=read)
 
     def _comparison_rows(self, rows: np.ndarray) -> float:
-        """How many rows production's chunks (``rows`` each) and the reference's windows have
-        when :meth:`_unseen_share` compares them: the chunks' (median), but chunks under two
-        thirds of the reference's windows' rows (declared periods: their median; default
-        blocks: :data:`_UNSEEN_ROWS`, or a fifth of the reference if that is less; at most
-        production's rows) are added up, in order, to about that many. A population that moved
-        shows in bin counts in proportion to their rows: at ACS employment's chi distance of
-        0.07 a 1,000-row chunk's Pearson statistic is 1.5 times its degrees of freedom, a
-        5,000-row chunk's 3.5, and so a production cut into 1,000-row chunks got none of the
-        unseen drift where one cut into 5,000-row chunks got all of it (its precision
-        covered in 0.90 of 209 chunks instead of 0.95)."""
+        """To how many rows :meth:`_unseen_share` adds up production's short chunks (``rows``
+        each) before it compares them with the reference's windows: the windows' (declared
+        periods: their median; default blocks: :data:`_UNSEEN_ROWS`, or a fifth of the
+        reference if that is less), at most production's rows. Chunks under two thirds of it
+        are added up, in order, to about that many. A population that moved shows in bin
+        counts in proportion to their rows: at ACS employment's chi distance of 0.07 a
+        1,000-row chunk's Pearson statistic is 1.5 times its degrees of freedom, a 5,000-row
+        chunk's 3.5, and so a production cut into 1,000-row chunks got none of the unseen
+        drift where one cut into 5,000-row chunks got all of it (its precision covered in 0.90
+        of 209 chunks instead of 0.95). What is left of the rows' say (groups of 4,000 rows,
+        chunks of 20,000) the statistic's reading at 5,000 rows takes out
+        (:func:`unseen_share`)."""
         state = self._state()
         sums: np.ndarray = state["period_sums"]
         if state["periods_declared"]:
             window = float(np.median(sums[..., 0].sum(axis=1)))
         else:
             window = min(_UNSEEN_ROWS, float(sums[..., 0].sum()) / _MIN_WINDOWS)
-        return max(float(np.median(rows)), min(window, float(rows.sum())))
+        return min(window, float(rows.sum()))
 
     def _unseen(self, labelled: bool, share: float = 1.0) -> float:
         """The unseen drift's sd: ``unseen_drift``, its variance scaled by ``share``
