@@ -598,6 +598,75 @@ def test_group_chunks_adds_up_consecutive_chunks(sizes: list[int], rows: float) 
         assert set(firsts.tolist()) <= set(run.tolist())
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 8), st.integers(2, 12)),
+    seed=st.integers(0, 2**32 - 1),
+    window_median=st.floats(0.9, 3.0),
+    rows=st.floats(100.0, 50_000.0),
+)
+def test_unseen_share_read_at_other_rows_against_numpy(
+    shape: tuple[int, int], seed: int, window_median: float, rows: float
+) -> None:
+    """``unseen_share(..., rows=R)`` is the ramp of (1 + e n'(R) / n'(m)) / ``window_median``,
+    e the chunks' median Pearson statistic over its degrees of freedom less 1 and m their
+    median rows, n' = n / (1 + n / N), recomputed here in numpy; read at the chunks' own rows
+    it is the share read as they are, and it moves with R the way e points."""
+    from probeval.labelfree.drift import unseen_share
+
+    rng = np.random.default_rng(seed)
+    chunks, bins = shape
+    reference = rng.integers(1, 2_000, bins).astype(float)
+    counts = rng.integers(0, 600, (chunks, bins)).astype(float)
+    counts[rng.random(chunks) < 0.2] = 0.0
+    got = unseen_share(counts, reference, window_median, rows=rows)
+    sizes = counts.sum(axis=1)
+    if not (sizes > 0).any():
+        assert got == 1.0
+        return
+    kept = counts[sizes > 0]
+    n_ref = reference.sum()
+    expected = kept.sum(axis=1, keepdims=True) * reference / n_ref
+    statistic = ((kept - expected) ** 2 / expected).sum(axis=1) / (1 + kept.sum(axis=1) / n_ref)
+    excess = float(np.median(statistic)) / (bins - 1) - 1.0
+    median = float(np.median(sizes[sizes > 0]))
+    scale = (rows / (1 + rows / n_ref)) / (median / (1 + median / n_ref))
+    ratio = (1.0 + excess * scale) / window_median
+    assert got == pytest.approx(float(np.clip((ratio - 1.5) / 1.0, 0.0, 1.0)), abs=1e-9)
+    as_they_are = unseen_share(counts, reference, window_median)
+    assert unseen_share(counts, reference, window_median, rows=median) == pytest.approx(
+        as_they_are, abs=1e-12
+    )
+    more = unseen_share(counts, reference, window_median, rows=2.0 * rows)
+    assert (more >= got) if excess >= 0 else (more <= got)
+
+
+def test_five_thousand_row_chunks_against_a_short_reference_are_read_as_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 15,000-row reference has 3,000-row windows. Its 5,000-row chunks are read at their own
+    rows, as before the reading at 5,000 rows (read at 3,000 they would show less of a move
+    than they do), and 1,000-row chunks are added up to 3,000 and read there."""
+    import probeval.labelfree.estimator as estimator_module
+
+    calls: list[float | None] = []
+    original = estimator_module.unseen_share
+
+    def recorded(*args: Any, **kwargs: Any) -> float:
+        calls.append(kwargs.get("rows"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(estimator_module, "unseen_share", recorded)
+    rng = np.random.default_rng(5)
+    logits = rng.normal(-0.6, 1.4, 35_000) + np.where(np.arange(35_000) >= 15_000, 0.1, 0.0)
+    scores = 1.0 / (1.0 + np.exp(-logits))
+    labels = (rng.random(35_000) < scores).astype(np.int64)
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit(labels[:15_000], scores[:15_000])
+    for size in (5_000, 1_000):
+        estimator.estimate(scores[15_000:], chunk_size=size, n_samples=20, rng=0)
+    assert calls == [5_000.0, 3_000.0]
+
+
 def _unseen_shares_by_chunk_size(
     move: float, production_rows: int, sizes: tuple[int, ...], monkeypatch: pytest.MonkeyPatch
 ) -> dict[int, float]:
