@@ -295,13 +295,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         scores show another population: the chunks of one :meth:`estimate` call vary from the
         reference's bin counts more than the reference's windows do (in full once their median
         Pearson statistic is 2.5 times the windows' median, none up to 1.5, both read at 5,000
-        rows (a fifth of a smaller reference) whatever the chunks' size;
-        ``drift.unseen_share``), so a production that looks like one more reference window gets
-        none (a simulated stationary stream covers 0.94-0.97, not 0.99-1.00) and a shift of P(y
-        | score) that leaves the scores as they were is not covered. Set 0 when the reference
-        spans production's conditions; on real data that moved, 0 covers far less (ACS
-        employment precision 0.83). Left out once production rows have labels
-        (``partial_labels``): they show how far production moved.
+        rows whatever the chunks' size; against a reference under 25,000 rows, at the chunks'
+        rows between a fifth of it and 5,000; ``drift.unseen_share``), so a production that
+        looks like one more reference window gets none (a simulated stationary stream covers
+        0.94-0.97, not 0.99-1.00) and a shift of P(y|score) that leaves the scores as they were
+        is not covered. Set 0 when the reference spans production's conditions; on real data
+        that moved, 0 covers far less (ACS employment precision 0.83). Left out once production
+        rows have labels (``partial_labels``): they show how far production moved.
     drift_per_shift : float
         Method "hierarchical": a further sd (logit) of a chunk's calibration shift per unit of
         how far its scores moved beyond anything the reference's periods showed (the chi
