@@ -16,7 +16,11 @@ With ``--labels`` a fraction of each chunk's rows is passed as partial labels to
 drawn from N(0, SD²) (stratified over the streams): 0.08 is what the default ``unseen_drift``
 assumes, so each failure mode is then checked where the default's prior holds, not only where
 nothing moved beyond the reference. ``--chunk-size`` estimates chunks of other lengths (5,000
-by default; a last chunk under half of it is left out).
+by default; a last chunk under half of it is left out). ``--reference-rows`` gives the
+simulated streams a reference of that many rows (five periods; 25,000 by default; the real
+streams are left out then); ``--only NAME`` (repeatable) runs those streams alone;
+``--spread`` prints the sd of (realized - mean) / posterior sd (1 for intervals as wide as
+the errors need; under 1: wider) in place of the mean absolute error.
 """
 
 from __future__ import annotations
@@ -45,10 +49,12 @@ from _harness import save
 
 
 def _merge(results: list[dict[str, dict[str, list[float]]]]) -> dict[str, list[float]]:
+    """Per metric: coverage, mean absolute error and the sd of the z's over all chunks."""
     return {
         m: [
             float(np.mean([c for r in results for c in r[m]["covered"]])),
             float(np.mean([e for r in results for e in r[m]["error"]])),
+            float(np.std([z for r in results for z in r[m]["z"]])),
         ]
         for m in METRICS
     }
@@ -60,14 +66,23 @@ def main() -> None:
     parser.add_argument("--labels", type=float, default=0.05)
     parser.add_argument("--with-unseen", type=float, default=None, metavar="SD")
     parser.add_argument("--chunk-size", type=int, default=CHUNK)
+    parser.add_argument("--reference-rows", type=int, default=25_000)
+    parser.add_argument("--only", action="append", metavar="NAME")
+    parser.add_argument("--spread", action="store_true")
     parser.add_argument("--json")
     args = parser.parse_args()
     rows: dict[str, Any] = {}
     start = time.perf_counter()
     print(f"{'stream':42s} {'method':13s} " + " ".join(f"{m:>14s}" for m in METRICS))
     real = ["flights departure", "flights schedule", "ACS employment", "car loan (NannyML)"]
-    # The real streams do not change with --with-unseen: only the simulations are re-run.
-    for name in [*SCENARIOS, *([] if args.with_unseen is not None else real)]:
+    # The real streams do not change with --with-unseen or --reference-rows: only the
+    # simulations are re-run.
+    simulations_only = args.with_unseen is not None or args.reference_rows != 25_000
+    names = [*SCENARIOS, *([] if simulations_only else real)]
+    unknown = sorted(set(args.only or []) - set(SCENARIOS) - set(real))
+    if unknown:
+        parser.error(f"--only: no stream {unknown[0]!r}")
+    for name in [n for n in names if args.only is None or n in args.only]:
         if name.startswith("flights"):
             streams = [flights(name.split()[1])]
         elif name == "ACS employment":
@@ -75,7 +90,7 @@ def main() -> None:
         elif name.startswith("car loan"):
             streams = [car_loan()]
         else:
-            streams = simulated_streams(name, args.reps, args.with_unseen)
+            streams = simulated_streams(name, args.reps, args.with_unseen, args.reference_rows)
         runs = [("pooled", {"method": "pooled"}, 0.0), ("hierarchical", {}, 0.0)]
         runs.append((f"+{args.labels:.0%} labels", {}, args.labels))
         for label, kwargs, fraction in runs:
@@ -88,7 +103,8 @@ def main() -> None:
                 ]
             )
             rows[f"{name} / {label}"] = merged
-            cells = " ".join(f"{c:5.2f} / {e:6.4f}" for c, e in merged.values())
+            second = 2 if args.spread else 1
+            cells = " ".join(f"{v[0]:5.2f} / {v[second]:6.4f}" for v in merged.values())
             print(f"{name:42s} {label:13s} {cells}", flush=True)
     print(f"({time.perf_counter() - start:.0f} s)")
     save(args.json, rows)

@@ -144,14 +144,17 @@ def simulate(
     )
 
 
-def simulated_streams(scenario: str, reps: int, unseen: float | None = None) -> list[Stream]:
+def simulated_streams(
+    scenario: str, reps: int, unseen: float | None = None, n_reference: int = 25_000
+) -> list[Stream]:
     """``reps`` streams of a scenario, stream r from seed r; a scenario with an unseen shift
     takes its normal's (r + ½)/reps quantile (stratified: the few streams' shifts spread over
     the prior as they would over many draws, which keeps the coverage estimate's noise down).
     ``unseen``: that normal's sd for any scenario (production off the reference by the unseen
     drift an estimator assumes, on top of the scenario's own failure mode), production's
     population having moved too, as the unseen drift assumes: its chunks' covariate shifts
-    twice the reference periods' sd (0.15 where the periods have none)."""
+    twice the reference periods' sd (0.15 where the periods have none). ``n_reference``: the
+    reference's rows (five periods)."""
     sd = SCENARIOS[scenario].get("unseen") if unseen is None else unseen
     moved = None
     if unseen is not None:
@@ -161,7 +164,13 @@ def simulated_streams(scenario: str, reps: int, unseen: float | None = None) -> 
     for rep in range(reps):
         shift = None if sd is None else sd * NormalDist().inv_cdf((rep + 0.5) / reps)
         streams.append(
-            simulate(scenario, np.random.default_rng(rep), unseen=shift, production_location=moved)
+            simulate(
+                scenario,
+                np.random.default_rng(rep),
+                n_reference=n_reference,
+                unseen=shift,
+                production_location=moved,
+            )
         )
     return streams
 
