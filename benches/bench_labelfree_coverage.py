@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests._monitoring import (
     CHUNK,
     METRICS,
+    REFERENCE_ROWS,
     SCENARIOS,
     car_loan,
     employment,
@@ -66,7 +67,7 @@ def main() -> None:
     parser.add_argument("--labels", type=float, default=0.05)
     parser.add_argument("--with-unseen", type=float, default=None, metavar="SD")
     parser.add_argument("--chunk-size", type=int, default=CHUNK)
-    parser.add_argument("--reference-rows", type=int, default=25_000)
+    parser.add_argument("--reference-rows", type=int, default=REFERENCE_ROWS)
     parser.add_argument("--only", action="append", metavar="NAME")
     parser.add_argument("--spread", action="store_true")
     parser.add_argument("--json")
@@ -77,7 +78,7 @@ def main() -> None:
     real = ["flights departure", "flights schedule", "ACS employment", "car loan (NannyML)"]
     # The real streams do not change with --with-unseen or --reference-rows: only the
     # simulations are re-run.
-    simulations_only = args.with_unseen is not None or args.reference_rows != 25_000
+    simulations_only = args.with_unseen is not None or args.reference_rows != REFERENCE_ROWS
     names = [*SCENARIOS, *([] if simulations_only else real)]
     unknown = sorted(set(args.only or []) - set(SCENARIOS) - set(real))
     if unknown:

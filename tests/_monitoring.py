@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 CHUNK = 5_000
+#: Rows of a simulated stream's reference (five periods).
+REFERENCE_ROWS = 25_000
 
 
 @dataclass
@@ -87,7 +89,7 @@ def simulate(
     scenario: str,
     rng: np.random.Generator,
     *,
-    n_reference: int = 25_000,
+    n_reference: int = REFERENCE_ROWS,
     n_chunks: int = 12,
     periods: int = 5,
     unseen: float | None = None,
@@ -145,7 +147,7 @@ def simulate(
 
 
 def simulated_streams(
-    scenario: str, reps: int, unseen: float | None = None, n_reference: int = 25_000
+    scenario: str, reps: int, unseen: float | None = None, n_reference: int = REFERENCE_ROWS
 ) -> list[Stream]:
     """``reps`` streams of a scenario, stream r from seed r; a scenario with an unseen shift
     takes its normal's (r + ½)/reps quantile (stratified: the few streams' shifts spread over
