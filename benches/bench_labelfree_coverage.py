@@ -45,7 +45,7 @@ from tests._monitoring import (
     employment,
     evaluate_stream,
     flights,
-    rainfall,
+    rainfall_streams,
     simulated_streams,
 )
 
@@ -96,12 +96,7 @@ def main() -> None:
             streams = [car_loan()]
         elif name.startswith("rainfall"):
             # Too short for 5,000-row chunks: twelve designs of 1,000-day ones.
-            streams = [
-                rainfall(train, reference, model)
-                for train in (2_000, 3_000, 4_000)
-                for reference in (3_000, 5_000)
-                for model in ("logistic", "boosting")
-            ]
+            streams = rainfall_streams()
         else:
             streams = simulated_streams(name, args.reps, args.with_unseen, args.reference_rows)
         runs = [("pooled", {"method": "pooled"}, 0.0), ("hierarchical", {}, 0.0)]

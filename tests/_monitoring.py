@@ -360,6 +360,17 @@ def rainfall(
     return Stream(name, labels[ref], scores[ref], labels[prod], scores[prod])
 
 
+def rainfall_streams() -> list[Stream]:
+    """The rainfall's twelve designs (:func:`rainfall`): the first 2,000, 3,000 or 4,000 days
+    to fit, the next 3,000 or 5,000 as reference, logistic regression or boosting."""
+    return [
+        rainfall(train, reference, model)
+        for train in (2_000, 3_000, 4_000)
+        for reference in (3_000, 5_000)
+        for model in ("logistic", "boosting")
+    ]
+
+
 def midranks(scores: np.ndarray) -> np.ndarray:
     """Each score's rank among ``scores`` (1-based), ties sharing their mean rank."""
     order = np.argsort(scores, kind="stable")
