@@ -499,6 +499,11 @@ pub struct Drift {
     /// `bin_sd`: a chunk whose scores moved beyond anything the reference showed can also move
     /// in the shape of its calibration, not only by a common shift. Empty: `bin_sd` for all.
     pub chunk_bin_sd: Vec<f64>,
+    /// Per chunk, the sd (logit) by which its shift spreads beyond the reference periods' own
+    /// (its scores moved further than theirs did): its bins' logits are centred so that
+    /// averaging over that wider spread, too, gives the reference rates back
+    /// ([`Drift::centre_shifts`]). Empty, or 0 for a chunk: the periods' own centring.
+    pub chunk_centre_sd: Vec<f64>,
     /// A shift shared by the bins of each group (a multiclass model's predicted class), on top
     /// of the common one; None: no groups.
     pub class_shift: Option<ClassShift>,
@@ -809,16 +814,16 @@ impl Drift {
 
     /// Check the per-chunk bin standard deviations against `n_chunks` chunks.
     fn check_chunk_bin_sd(&self, n_chunks: usize) -> Result<()> {
-        let valid = (self.chunk_bin_sd.is_empty() || self.chunk_bin_sd.len() == n_chunks)
-            && self
-                .chunk_bin_sd
-                .iter()
-                .all(|sd| sd.is_finite() && *sd >= 0.0);
-        if valid {
+        let valid = |sds: &[f64]| {
+            (sds.is_empty() || sds.len() == n_chunks)
+                && sds.iter().all(|sd| sd.is_finite() && *sd >= 0.0)
+        };
+        if valid(&self.chunk_bin_sd) && valid(&self.chunk_centre_sd) {
             Ok(())
         } else {
             Err(Error::invalid(
-                "the per-chunk bin standard deviations need one finite value >= 0 per chunk",
+                "the per-chunk bin and centring standard deviations need one finite value >= 0 \
+                 per chunk",
             ))
         }
     }
@@ -846,11 +851,45 @@ impl Drift {
     /// average over its periods, not the median period's. Solved once per estimate at the
     /// reference rates (a chunk's within-bin offset is small beside it).
     pub fn centre_shifts(&self, cal: &Calibration) -> Vec<f64> {
-        let prior = self.prior_points();
+        self.centre_shifts_over(cal, &self.prior_points())
+    }
+
+    /// [`Drift::centre_shifts`] for a chunk whose shift spreads further by N(0, `sd`²), as its
+    /// draws see it: the shift grid's prior convolved with that normal on the grid itself (how
+    /// the chunk's own prior of its shift is spread), the tilt's as it is. An sd under half
+    /// the grid's step leaves the prior as it is, as it leaves the chunk's.
+    fn spread_centre_shifts(&self, cal: &Calibration, sd: f64) -> Vec<f64> {
+        let grid = &self.shift;
+        if sd <= 0.5 * grid.step() {
+            return self.centre_shifts(cal);
+        }
+        let top = grid
+            .log_prior
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let own: Vec<f64> = grid.log_prior.iter().map(|p| (p - top).exp()).collect();
+        let spread: Vec<f64> = grid
+            .values
+            .iter()
+            .map(|&to| {
+                grid.values
+                    .iter()
+                    .zip(&own)
+                    .map(|(&from, w)| w * (-0.5 * ((to - from) / sd).powi(2)).exp())
+                    .sum()
+            })
+            .collect();
+        let log_prior: Vec<f64> = spread.iter().map(|w| w.ln()).collect();
+        self.centre_shifts_over(cal, &self.points_under(&log_prior))
+    }
+
+    /// Per bin, the centring of [`Drift::centre_shifts`] over the recalibrations `prior`.
+    fn centre_shifts_over(&self, cal: &Calibration, prior: &[(f64, f64, f64)]) -> Vec<f64> {
         (0..cal.n_bins())
             .map(|i| {
                 let r = cal.rate_mean(i);
-                mean_preserving_logit(r, &prior, logit(r) - self.centre) - logit(r)
+                mean_preserving_logit(r, prior, logit(r) - self.centre) - logit(r)
             })
             .collect()
     }
@@ -865,6 +904,14 @@ impl Drift {
         chunk: usize,
     ) -> LabelTerms {
         let k = cal.n_bins();
+        let own;
+        let centre_shift = match self.chunk_centre_sd.get(chunk) {
+            Some(&sd) if sd > 0.0 => {
+                own = self.spread_centre_shifts(cal, sd);
+                own.as_slice()
+            }
+            _ => centre_shift,
+        };
         let bin_sd = self.bin_sd_of(chunk);
         let mut offset = vec![0.0; k];
         let mut sd = vec![bin_sd; k];
@@ -1065,17 +1112,19 @@ impl Drift {
     /// The prior's (a, b) points with their probabilities, dropping those below 1e-12 of the
     /// total (they cannot move an average).
     fn prior_points(&self) -> Vec<(f64, f64, f64)> {
-        let weights = |g: &Grid| -> Vec<f64> {
-            let top = g
-                .log_prior
-                .iter()
-                .copied()
-                .fold(f64::NEG_INFINITY, f64::max);
-            let w: Vec<f64> = g.log_prior.iter().map(|p| (p - top).exp()).collect();
+        self.points_under(&self.shift.log_prior)
+    }
+
+    /// [`Drift::prior_points`] with the shift's prior log-density `shift_log_prior` (on its
+    /// grid, up to a constant) in place of the grid's own.
+    fn points_under(&self, shift_log_prior: &[f64]) -> Vec<(f64, f64, f64)> {
+        let weights = |log_prior: &[f64]| -> Vec<f64> {
+            let top = log_prior.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let w: Vec<f64> = log_prior.iter().map(|p| (p - top).exp()).collect();
             let total: f64 = w.iter().sum();
             w.into_iter().map(|v| v / total).collect()
         };
-        let (wa, wb) = (weights(&self.shift), weights(&self.tilt));
+        let (wa, wb) = (weights(shift_log_prior), weights(&self.tilt.log_prior));
         let mut points = Vec::new();
         for (a, pa) in self.shift.values.iter().zip(&wa) {
             for (b, pb) in self.tilt.values.iter().zip(&wb) {
@@ -3062,6 +3111,7 @@ mod tests {
             chunk_shift_prior: Vec::new(),
             chunk_tilt_prior: Vec::new(),
             chunk_bin_sd: Vec::new(),
+            chunk_centre_sd: Vec::new(),
             class_shift: None,
         };
         let (chunk_scores, chunk_labels) = calibrated(4_000, 6);
@@ -3626,6 +3676,7 @@ mod tests {
         // Chunk 1's scores moved: its bins deviate by 0.4 on their own; chunk 0 keeps bin_sd.
         let moved = Drift {
             chunk_bin_sd: vec![drift.bin_sd, 0.4],
+            chunk_centre_sd: Vec::new(),
             ..drift.clone()
         };
         let same = |a: &ChunkModel, b: &ChunkModel| a.sd == b.sd && a.cdf == b.cdf;
@@ -3659,6 +3710,7 @@ mod tests {
         ] {
             let broken = Drift {
                 chunk_bin_sd: bad,
+                chunk_centre_sd: Vec::new(),
                 ..drift.clone()
             };
             assert!(drift_shift_posteriors(&cal, &broken, &chunks).is_err());
@@ -3794,6 +3846,78 @@ mod tests {
     }
 
     #[test]
+    fn a_chunks_further_spread_is_centred_to_give_back_the_reference_rates() {
+        // Each bin's centring over the tilt's prior and the shift's convolved with N(0, sd²)
+        // on the grid, summed over every pair of grid points here (no pruning); sd 0 is the
+        // periods' own centring, and a chunk with a further spread gets its own through its
+        // model.
+        let (cal, mut drift, chunks) = drift_with_labelled_chunks();
+        let weights = |g: &Grid| -> Vec<f64> {
+            let w: Vec<f64> = g.log_prior.iter().map(|p| p.exp()).collect();
+            let total: f64 = w.iter().sum();
+            w.iter().map(|v| v / total).collect()
+        };
+        let (wa, wb) = (weights(&drift.shift), weights(&drift.tilt));
+        let a = &drift.shift.values;
+        assert!(drift.shift.step() < 0.3);
+        for sd in [0.3, 1.0] {
+            let kernel = |to: f64, from: f64| (-0.5 * ((to - from) / sd).powi(2)).exp();
+            let norm: f64 = a
+                .iter()
+                .map(|&to| {
+                    a.iter()
+                        .zip(&wa)
+                        .map(|(&f, w)| w * kernel(to, f))
+                        .sum::<f64>()
+                })
+                .sum();
+            let centre = drift.spread_centre_shifts(&cal, sd);
+            for (i, mu) in centre.iter().enumerate() {
+                let r = cal.rate_mean(i);
+                let spread = logit(r) - drift.centre;
+                let mut average = 0.0;
+                for &to in a {
+                    let pa: f64 = a.iter().zip(&wa).map(|(&f, w)| w * kernel(to, f)).sum();
+                    for (&b, pb) in drift.tilt.values.iter().zip(&wb) {
+                        average += pa / norm * pb * expit(logit(r) + mu + to + b * spread);
+                    }
+                }
+                assert!((average - r).abs() < 1e-9, "{sd} {i}: {average} {r}");
+            }
+        }
+        // Under half a step: the periods' own centring.
+        assert_eq!(
+            drift.spread_centre_shifts(&cal, 0.4 * drift.shift.step()),
+            drift.centre_shifts(&cal)
+        );
+        let own = drift.centre_shifts(&cal);
+        let wide = drift.spread_centre_shifts(&cal, 1.0);
+        drift.chunk_centre_sd = vec![0.0; chunks.len()];
+        drift.chunk_centre_sd[1] = 1.0;
+        drift.check_chunks(chunks.len()).unwrap();
+        let models: Vec<ChunkModel> = (0..2)
+            .map(|c| drift.chunk_model(&cal, &chunks[c], &own, c))
+            .collect();
+        drift.chunk_centre_sd.clear();
+        for (c, centring) in [(0, &own), (1, &wide)] {
+            let plain = drift.chunk_model(&cal, &chunks[c], &own, c);
+            for i in 0..cal.n_bins() {
+                let moved = models[c].offset[i] - plain.offset[i];
+                assert!((moved - (centring[i] - own[i])).abs() < 1e-12, "{c} {i}");
+            }
+        }
+        // One finite sd >= 0 per chunk, or none.
+        for bad in [
+            vec![0.1],
+            vec![-0.1; chunks.len()],
+            vec![f64::NAN; chunks.len()],
+        ] {
+            drift.chunk_centre_sd = bad;
+            assert!(drift.check_chunks(chunks.len()).is_err());
+        }
+    }
+
+    #[test]
     fn fit_from_counts_equals_fit_on_rows() {
         let (scores, labels) = calibrated(20_000, 5);
         // Rounded scores: many ties, as in real data.
@@ -3880,6 +4004,7 @@ mod tests {
             chunk_shift_prior: Vec::new(),
             chunk_tilt_prior: Vec::new(),
             chunk_bin_sd: Vec::new(),
+            chunk_centre_sd: Vec::new(),
             class_shift: None,
         }
     }

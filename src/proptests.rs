@@ -212,6 +212,7 @@ proptest! {
             chunk_tilt_prior,
             // Chunks whose scores moved: each its own, larger bin sd.
             chunk_bin_sd: (0..chunks.len()).map(|c| bin_sd * (1.0 + c as f64)).collect(),
+            chunk_centre_sd: Vec::new(),
             // Two groups of bins (a multiclass model's predicted classes), each its own shift.
             class_shift: Some(labelfree::ClassShift {
                 groups: (0..k).map(|i| i % 2).collect(),

@@ -138,7 +138,7 @@ pub(super) fn labelfree_chunk_stats<'py>(
 /// grid, its prior log-density), centre, bin sd, slope, slope se, reference mean score,
 /// per-chunk shift priors (chunks, shift points), or (0, points) for the grid's own prior,
 /// per-chunk bin sds (chunks,), or (0,) for the bin sd, per-chunk tilt priors (chunks, tilt
-/// points), or (0, points)).
+/// points), or (0, points), per-chunk centring sds (chunks,), or (0,) for the periods' own).
 type DriftArgs<'py> = (
     (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
     (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
@@ -150,6 +150,7 @@ type DriftArgs<'py> = (
     PyReadonlyArray2<'py, f64>,
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
 );
 
 fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
@@ -168,6 +169,7 @@ fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
         chunk_shift_prior: args.7.as_array().iter().copied().collect(),
         chunk_bin_sd: flat(&args.8).into_owned(),
         chunk_tilt_prior: args.9.as_array().iter().copied().collect(),
+        chunk_centre_sd: flat(&args.10).into_owned(),
         class_shift: None,
     }
 }

@@ -327,6 +327,7 @@ class Drift(ValueEquality):
         chunk_shift_prior: np.ndarray | None = None,
         chunk_bin_sd: np.ndarray | None = None,
         chunk_tilt_prior: np.ndarray | None = None,
+        chunk_centre_sd: np.ndarray | None = None,
     ) -> tuple[Any, ...]:
         """The drift as ``_core`` takes it; ``chunk_shift_prior`` (chunks, shift points): each
         chunk's own prior log-density of its shift (:func:`production_priors`);
@@ -339,6 +340,8 @@ class Drift(ValueEquality):
             chunk_bin_sd = np.zeros(0)
         if chunk_tilt_prior is None:
             chunk_tilt_prior = np.zeros((0, self.tilt.shape[0]))
+        if chunk_centre_sd is None:
+            chunk_centre_sd = np.zeros(0)
         return (
             (self.shift, self.shift_log_prior),
             (self.tilt, self.tilt_log_prior),
@@ -350,6 +353,7 @@ class Drift(ValueEquality):
             np.ascontiguousarray(chunk_shift_prior, dtype=np.float64),
             np.ascontiguousarray(chunk_bin_sd, dtype=np.float64),
             np.ascontiguousarray(chunk_tilt_prior, dtype=np.float64),
+            np.ascontiguousarray(chunk_centre_sd, dtype=np.float64),
         )
 
     def to_dict(self) -> dict[str, Any]:
