@@ -458,14 +458,16 @@ def test_estimate_drift_per_shift_option(files: dict[str, Path]) -> None:
         estimate: dict[str, float] = chunk["metrics"]["accuracy"]["estimate"]
         return estimate
 
-    default, none, wide = (
+    default, none, half = (
         interval(),
         interval("--drift-per-shift", "0"),
-        interval("--drift-per-shift", "2"),
+        interval("--drift-per-shift", "0.5"),
     )
-    assert interval("--drift-per-shift", "0.5") == default
-    width = {k: v["hdi_high"] - v["hdi_low"] for k, v in [("0", none), ("2", wide)]}
-    assert width["0"] < width["2"]
+    assert interval("--drift-per-shift", "2") == default
+    width = {
+        k: v["hdi_high"] - v["hdi_low"] for k, v in [("0", none), ("0.5", half), ("2", default)]
+    }
+    assert width["0"] < width["0.5"] < width["2"]
     out = _run(*base, "--drift-per-shift", "-1")
     assert out.returncode == 2
     assert "drift_per_shift must be >= 0" in out.stderr

