@@ -67,6 +67,7 @@ __all__ = [
     "movement_prior_scale",
     "period_sums",
     "production_bin_offsets",
+    "production_cell_sd",
     "production_priors",
     "production_walk_priors",
     "score_shift_distance",
@@ -1580,6 +1581,104 @@ def production_bin_offsets(
     )
     var[~seen] = float((post * eps[..., 0] * omega2[:, 0][None, :]).sum())
     return mean, var
+
+
+#: Prior mass on "production's bins deviate from their chunk's shift, tilt and lasting offsets
+#: by no more than the reference's windows showed" (:func:`production_cell_sd`); otherwise
+#: their sd is one of ``_CELL_SD`` (uniform: flat on its log). The posterior median leaves the
+#: windows' sd until the labels make "moved" the likelier: even odds where the scores moved, 7
+#: to 1 against where they look like the reference's windows (:func:`movement_prior_scale`).
+#: Over 12 ACS employment designs of ours with 5% labelled, accuracy / recall / F1 covered
+#: 0.898 / 0.898 / 0.929 of 420 chunks with the windows' sd, 0.921 / 0.919 / 0.945 with this,
+#: the same errors; the simulations and bundled streams kept the windows' sd (but coarse tied
+#: scores: errors +.0003 at most). With no mass on the windows' sd (where the scores moved),
+#: 0.940 / 0.948 / 0.962, but 100 labels over ACS employment (NannyML's model) made accuracy's
+#: HDIs 1.32 times as wide as none instead of 0.98: the prior's median where labels say little.
+CELL_NOT_MOVED = 0.5
+_CELL_SD = np.geomspace(0.02, 2.0, 30)
+#: Adaptive Gauss-Hermite quadrature of a cell's binomial likelihood over its deviation's
+#: prior (the rule lme4 uses for a GLMM's random effects): probabilists' nodes, centred on the
+#: integrand's mode and scaled by its curvature there. 11 nodes are within 7e-5 (log) of a
+#: 2,000,001-point trapezoid over 1-50,000 rows and sds 0.005-2, every row positive or none,
+#: and 3e-4 summed over 2,200 cells of 1-40 rows; a trapezoid of 51 nodes over +-10 of the
+#: integrand's sds, 1e-9, took 5.6 times as long (174 against 31 ms for those cells, 30 sds).
+#: A rule that does not follow the mode cannot: the likelihood of 250 rows is 0.13 logit wide,
+#: under a prior of sd 2 a spike between fixed nodes.
+_CELL_NODES, _CELL_WEIGHTS = np.polynomial.hermite_e.hermegauss(11)
+
+
+def cell_log_marginal(mu: np.ndarray, k: np.ndarray, m: np.ndarray, sds: np.ndarray) -> np.ndarray:
+    """Per sd (rows) and cell (columns), log E[p^k (1-p)^(m-k)] with logit p = mu + d and
+    d ~ N(0, sd²): a cell's binomial likelihood (without its coefficient) averaged over its own
+    deviation, by adaptive Gauss-Hermite quadrature (:data:`_CELL_NODES`; the mode by Newton's
+    method); an sd of 0 is the likelihood at d = 0."""
+    mu, k, m = mu[None, :], k[None, :], m[None, :]
+    sd = np.asarray(sds, dtype=float)[:, None]
+    point = sd <= 1e-12
+    var = np.where(point, 1.0, sd**2)
+    mode = np.zeros(np.broadcast_shapes(mu.shape, sd.shape))
+    for _ in range(_NEWTON_STEPS):
+        rate = 1.0 / (1.0 + np.exp(-np.clip(mu + mode, -700.0, 700.0)))
+        step = (k - m * rate - mode / var) / (m * rate * (1.0 - rate) + 1.0 / var)
+        mode = mode + np.clip(step, -2.0, 2.0)
+        if np.all(np.abs(step) < 1e-10):
+            break
+    rate = 1.0 / (1.0 + np.exp(-np.clip(mu + mode, -700.0, 700.0)))
+    width = np.where(point, 0.0, 1.0 / np.sqrt(m * rate * (1.0 - rate) + 1.0 / var))
+    d = np.where(point, 0.0, mode)[..., None] + width[..., None] * _CELL_NODES
+    logit = mu[..., None] + d
+    # k log p + (m - k) log(1 - p) = m log p - (m - k) logit.
+    log_likelihood = m[..., None] * -np.logaddexp(0.0, -logit) - (m - k)[..., None] * logit
+    integrand = log_likelihood - 0.5 * d * d / var[..., None] + np.log(_CELL_WEIGHTS)
+    integrand = integrand + 0.5 * _CELL_NODES**2
+    top = integrand.max(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        log_integral = (
+            top[..., 0]
+            + np.log(np.exp(integrand - top).sum(axis=-1))
+            + np.log(width)
+            - 0.5 * np.log(2.0 * np.pi * var)
+        )
+    out: np.ndarray = np.where(point, log_likelihood[..., 0], log_integral)
+    return out
+
+
+def production_cell_sd(
+    expected_logit: np.ndarray,
+    pos: np.ndarray,
+    neg: np.ndarray,
+    floor: float,
+    scale: float = 1.0,
+) -> float:
+    """The sd (logit) of each production cell's (chunk x bin) own deviation from the rate its
+    chunk's shift, tilt and the lasting offsets give it (``expected_logit``), learned from the
+    labelled rows (``pos``, ``neg``: chunks x bins). The reference's windows show ``floor``
+    (``Drift.bin_sd``); production's bins can move against each other in time by more (ACS
+    employment with a model that does not see where people live: in 2018 the bins above the
+    threshold rose by 0.2 logit and those just below it fell by 0.1, in 2016 neither). Prior
+    mass :data:`CELL_NOT_MOVED` (its moved part times ``scale``: :func:`movement_prior_scale`)
+    on ``floor``, the rest uniform over the points of ``_CELL_SD`` above it; each cell's
+    binomial likelihood averaged over N(0, sd²) (:func:`cell_log_marginal`). Returns the
+    posterior median: ``floor`` until the labels make "moved" the likelier."""
+    n = pos + neg
+    cells = n > 0
+    if not cells.any():
+        return floor
+    sds = np.concatenate([[floor], _CELL_SD[floor < _CELL_SD]])
+    log_cell = cell_log_marginal(expected_logit[cells], pos[cells], n[cells], sds)
+    log_evidence = log_cell.sum(axis=1)
+    still = still_mass(CELL_NOT_MOVED, scale)
+    moved = sds.shape[0] - 1
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(np.concatenate([[still], np.full(moved, (1 - still) / max(moved, 1))]))
+    log_post = log_prior + log_evidence
+    post = np.exp(log_post - log_post.max())
+    post /= post.sum()
+    # The posterior median: the mean of sd² follows the prior's long tail where a few labels
+    # say little (10 labels over a stable 60,000-row stream: sd 0.20, accuracy HDIs 2.3 times
+    # as wide as without labels).
+    median = float(sds[min(int(np.searchsorted(np.cumsum(post), 0.5)), sds.shape[0] - 1)])
+    return max(median, floor)
 
 
 #: Production's own course through time, for the shift a once labels arrive
