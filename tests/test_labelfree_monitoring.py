@@ -2799,6 +2799,32 @@ def test_production_bin_offsets_property(
             assert sd == floor
 
 
+def test_the_chunks_bin_sd_sits_where_core_args_puts_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The estimator replaces the chunks' bin sds in the core's drift tuple by position
+    (:data:`~probeval.labelfree.drift.CHUNK_BIN_SD_ARG`): that position holds them, and the
+    learned sd reaches the tuple the draws get."""
+    from probeval.labelfree import estimator as module
+    from probeval.labelfree.drift import CHUNK_BIN_SD_ARG
+
+    seen: list[tuple[Any, Any]] = []
+    original = module.LabelFreeEstimator._labelled_cell_sd
+
+    def spy(self: Any, expected: Any, drift_model: Any, drift: Any, stats: Any, share: Any) -> Any:
+        out = original(self, expected, drift_model, drift, stats, share)
+        seen.append((drift_model, out))
+        return out
+
+    monkeypatch.setattr(module.LabelFreeEstimator, "_labelled_cell_sd", spy)
+    monkeypatch.setattr(module, "production_cell_sd", lambda *args: 0.7)
+    evaluate_stream(simulate("stable", np.random.default_rng(0)), label_fraction=0.05)
+    (drift_model, drift), *_ = seen
+    sds = np.array([0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(drift_model.core_args(chunk_bin_sd=sds)[CHUNK_BIN_SD_ARG], sds)
+    assert np.all(np.asarray(drift[CHUNK_BIN_SD_ARG]) == 0.7)
+
+
 def test_cell_log_marginal_matches_a_dense_trapezoid() -> None:
     """A cell's binomial likelihood averaged over N(0, sd²) on its logit (adaptive
     Gauss-Hermite, 11 nodes), against a numpy trapezoid of 2,000,001 points over +-14 sds, in

@@ -79,6 +79,7 @@ from probeval.base.priors import resolve_prior
 from probeval.compare.decisions import Decision, decide, no_worse_rope
 from probeval.labelfree.chunking import Chunk, make_chunks
 from probeval.labelfree.drift import (
+    CHUNK_BIN_SD_ARG,
     CONFIDENCE_NOT_MOVED,
     DRIFT_PER_SHIFT,
     LABELLED_SHIFT_SHARE,
@@ -1657,11 +1658,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             drift_model.bin_sd,
             movement_prior_scale(share),
         )
-        own = np.asarray(drift[8], dtype=float)
+        own = np.asarray(drift[CHUNK_BIN_SD_ARG], dtype=float)
         if own.shape[0] == 0:
             own = np.full(expected.shape[0], drift_model.bin_sd)
         out = list(drift)
-        out[8] = np.ascontiguousarray(np.maximum(own, cell_sd))
+        out[CHUNK_BIN_SD_ARG] = np.ascontiguousarray(np.maximum(own, cell_sd))
         return tuple(out)
 
     def _shift_spread(self, drift: Drift, counts: np.ndarray, labelled: bool) -> np.ndarray:
