@@ -694,6 +694,31 @@ impl Grid {
         Ok(())
     }
 
+    /// The log-density `log_prior` on this grid convolved with N(0, `sd`²) on the grid
+    /// itself: a further independent shift. An sd under half the grid's step leaves it as it
+    /// is (each point stands for its step). Up to a constant: its maximum is 0, −∞ where the
+    /// spread density underflows.
+    pub fn spread_log_prior(&self, log_prior: &[f64], sd: f64) -> Vec<f64> {
+        if sd <= 0.5 * self.step() {
+            return log_prior.to_vec();
+        }
+        let top = log_prior.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let own: Vec<f64> = log_prior.iter().map(|p| (p - top).exp()).collect();
+        let spread: Vec<f64> = self
+            .values
+            .iter()
+            .map(|&to| {
+                self.values
+                    .iter()
+                    .zip(&own)
+                    .map(|(&from, w)| w * (-0.5 * ((to - from) / sd).powi(2)).exp())
+                    .sum()
+            })
+            .collect();
+        let most = spread.iter().copied().fold(0.0, f64::max);
+        spread.iter().map(|w| (w / most).ln()).collect()
+    }
+
     /// Chunk `chunk`'s row of `per_chunk` (chunks × points, checked by
     /// [`Drift::check_chunks`]), or the grid's own prior when `per_chunk` is empty.
     fn prior_of<'a>(&'a self, per_chunk: &'a [f64], chunk: usize) -> &'a [f64] {
@@ -859,28 +884,10 @@ impl Drift {
     /// the chunk's own prior of its shift is spread), the tilt's as it is. An sd under half
     /// the grid's step leaves the prior as it is, as it leaves the chunk's.
     fn spread_centre_shifts(&self, cal: &Calibration, sd: f64) -> Vec<f64> {
-        let grid = &self.shift;
-        if sd <= 0.5 * grid.step() {
+        if sd <= 0.5 * self.shift.step() {
             return self.centre_shifts(cal);
         }
-        let top = grid
-            .log_prior
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
-        let own: Vec<f64> = grid.log_prior.iter().map(|p| (p - top).exp()).collect();
-        let spread: Vec<f64> = grid
-            .values
-            .iter()
-            .map(|&to| {
-                grid.values
-                    .iter()
-                    .zip(&own)
-                    .map(|(&from, w)| w * (-0.5 * ((to - from) / sd).powi(2)).exp())
-                    .sum()
-            })
-            .collect();
-        let log_prior: Vec<f64> = spread.iter().map(|w| w.ln()).collect();
+        let log_prior = self.shift.spread_log_prior(&self.shift.log_prior, sd);
         self.centre_shifts_over(cal, &self.points_under(&log_prior))
     }
 
@@ -1321,6 +1328,41 @@ pub fn drift_expected_logits(
             })
             .collect())
     })
+}
+
+/// Each row of `log_priors` (rows × points, row-major: prior log-densities on the uniform grid
+/// `values`, −∞ allowed) spread further by N(0, `sds[row]`²): [`Grid::spread_log_prior`], the
+/// one convolution the estimator's per-chunk priors and the core's centring of a chunk whose
+/// scores moved both use (rows in parallel).
+pub fn spread_log_priors(values: &[f64], log_priors: &[f64], sds: &[f64]) -> Result<Vec<f64>> {
+    let g = values.len();
+    let grid = Grid {
+        values: values.to_vec(),
+        log_prior: vec![0.0; g],
+    };
+    grid.check("spread")?;
+    if log_priors.len() != sds.len() * g {
+        return Err(Error::invalid(format!(
+            "log_priors needs one row of {g} grid points per sd ({} sds, {} values)",
+            sds.len(),
+            log_priors.len()
+        )));
+    }
+    if !sds.iter().all(|sd| sd.is_finite() && *sd >= 0.0) {
+        return Err(Error::invalid("sds must be finite and >= 0"));
+    }
+    let rows_valid = log_priors.chunks(g).all(|row| {
+        row.iter().all(|p| !p.is_nan() && *p != f64::INFINITY) && row.iter().any(|p| p.is_finite())
+    });
+    if !rows_valid {
+        return Err(Error::invalid(
+            "each row of log_priors must be finite somewhere (-inf allowed, no NaN or +inf)",
+        ));
+    }
+    let rows = parallel::map(sds.len(), |r| {
+        Ok(grid.spread_log_prior(&log_priors[r * g..(r + 1) * g], sds[r]))
+    })?;
+    Ok(rows.concat())
 }
 
 /// A recalibration effect: the common shift a or the tilt b.

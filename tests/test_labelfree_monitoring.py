@@ -1737,6 +1737,61 @@ def test_spread_shift_priors_add_their_variance(extra: float) -> None:
     np.testing.assert_array_equal(out[1], log_prior)
 
 
+def test_spread_shift_priors_match_a_numpy_convolution() -> None:
+    """The core's convolution (one implementation for the estimator's per-chunk priors and
+    the core's centring of a moved chunk) against a dense numpy one of the same model, on
+    rows with -inf tails and sds either side of half the grid's step; arrays in any memory
+    order give the same result."""
+    from probeval import _core
+    from probeval.labelfree.drift import spread_shift_priors
+
+    rng = np.random.default_rng(3)
+    grid = np.linspace(-1.25, 1.25, 241)
+    rows = (
+        -0.5 * ((grid[None, :] - rng.normal(0, 0.2, (6, 1))) / rng.uniform(0.02, 0.3, (6, 1))) ** 2
+    )
+    rows[1, :40] = -np.inf
+    rows[2] -= 50.0
+    sds = np.array([0.3, 0.1, 0.02, 0.0, 0.004, 1.0])  # step 0.0104: the 0.004 row stays
+    got = spread_shift_priors(grid, rows, sds)
+    step = grid[1] - grid[0]
+    for row, sd in enumerate(sds):
+        if sd <= step / 2:
+            np.testing.assert_array_equal(got[row], rows[row])
+            continue
+        density = np.exp(rows[row] - rows[row].max())
+        kernel = np.exp(-0.5 * ((grid[:, None] - grid[None, :]) / sd) ** 2)
+        want = kernel @ density
+        np.testing.assert_allclose(np.exp(got[row]), want / want.max(), rtol=1e-12, atol=1e-300)
+        assert got[row].max() == 0.0
+    fortran = np.asfortranarray(rows)
+    np.testing.assert_array_equal(_core.labelfree_spread_priors(grid, fortran, sds), got)
+    strided = np.repeat(rows, 2, axis=1)[:, ::2]
+    np.testing.assert_array_equal(_core.labelfree_spread_priors(grid, strided, sds), got)
+
+
+@pytest.mark.parametrize(
+    ("grid", "rows", "sds", "message"),
+    [
+        (np.linspace(0, 1, 5), np.zeros((2, 4)), np.ones(2), "shape"),
+        (np.linspace(0, 1, 5), np.zeros((3, 5)), np.ones(2), "shape"),
+        (np.array([0.0, 0.1, 0.3]), np.zeros((1, 3)), np.ones(1), "equally spaced"),
+        (np.linspace(0, 1, 5), np.zeros((1, 5)), np.array([np.nan]), "finite and >= 0"),
+        (np.linspace(0, 1, 5), np.zeros((1, 5)), np.array([-0.1]), "finite and >= 0"),
+        (np.linspace(0, 1, 5), np.full((1, 5), -np.inf), np.ones(1), "finite somewhere"),
+        (np.linspace(0, 1, 5), np.full((1, 5), np.nan), np.ones(1), "no NaN"),
+        (np.zeros(0), np.zeros((0, 0)), np.zeros(0), "one prior log-density per point"),
+    ],
+)
+def test_spread_shift_priors_refuse_inputs_that_do_not_fit(
+    grid: np.ndarray, rows: np.ndarray, sds: np.ndarray, message: str
+) -> None:
+    from probeval import _core
+
+    with pytest.raises(ValueError, match=message):
+        _core.labelfree_spread_priors(grid, rows, sds)
+
+
 def test_spread_bin_sd_adds_a_share_of_the_shift_spread() -> None:
     """A moved chunk's bins deviate on their own by half its further shift sd, independent of
     the reference's own bin sd; an unmoved chunk keeps the reference's exactly."""

@@ -48,6 +48,7 @@ __all__ = [
     "labelfree_estimate_multiclass",
     "labelfree_fit",
     "labelfree_fit_counts",
+    "labelfree_spread_priors",
     "linear_binning",
     "multiclass_auc_draws",
     "multiclass_metric_draws",
@@ -347,6 +348,11 @@ def labelfree_fit_counts(
     npt.NDArray[np.float64],
     npt.NDArray[np.float64],
 ]: ...
+def labelfree_spread_priors(
+    values: npt.NDArray[np.float64],
+    log_priors: npt.NDArray[np.float64],
+    sds: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]: ...
 def csv_header(path: str, delimiter: int) -> list[str] | None: ...
 def csv_columns(
     path: str, delimiter: int, indices: list[int]

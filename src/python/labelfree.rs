@@ -617,6 +617,31 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
     shaped(py, out, [n_chunks, parsed.len(), n_samples])
 }
 
+/// Each row of `log_priors` (rows, points) on the uniform grid `values` convolved with
+/// N(0, `sds[row]`²); shape (rows, points).
+#[pyfunction]
+pub(super) fn labelfree_spread_priors<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, f64>,
+    log_priors: PyReadonlyArray2<'py, f64>,
+    sds: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let shape = log_priors.as_array().dim();
+    let (values, log_priors, sds) = (flat(&values), flat(&log_priors), flat(&sds));
+    if shape.0 != sds.len() || shape.1 != values.len() {
+        return Err(PyValueError::new_err(format!(
+            "log_priors must have shape (len(sds), len(values)) = ({}, {}), got {:?}",
+            sds.len(),
+            values.len(),
+            shape
+        )));
+    }
+    let out = run(py, || {
+        labelfree::spread_log_priors(&values, &log_priors, &sds)
+    })?;
+    shaped(py, out, [shape.0, shape.1])
+}
+
 /// Per chunk, the log-density of its calibration shift on the grid given every other chunk's
 /// labels, production keeping a course through time: `emit` (spreads, chunks, points),
 /// `spread` (spreads, points, points), `moves` (moves, points, points), `starts` (starts,

@@ -42,6 +42,7 @@ mod _core {
         labelfree_chunk_stats, labelfree_course_priors, labelfree_drift_expected_logits,
         labelfree_drift_likelihood, labelfree_drift_shift, labelfree_estimate,
         labelfree_estimate_multiclass, labelfree_fit, labelfree_fit_counts,
+        labelfree_spread_priors,
     };
     #[pymodule_export]
     use super::labels::{

@@ -1294,15 +1294,14 @@ def spread_shift_priors(
 ) -> np.ndarray:
     """Each chunk's prior log-density of its shift (rows of ``log_priors`` on the grid
     ``shift``) convolved with N(0, extra_sd[chunk]²): a further independent shift. An sd below
-    half the grid's step leaves the row as it is (the core smooths each point over its step)."""
-    step = float(shift[1] - shift[0]) if shift.shape[0] > 1 else 0.0
-    out: np.ndarray = log_priors.copy()
-    for chunk in np.flatnonzero(extra_sd > step / 2):
-        density = np.exp(log_priors[chunk] - log_priors[chunk].max())
-        kernel = np.exp(-0.5 * ((shift[:, None] - shift[None, :]) / extra_sd[chunk]) ** 2)
-        spread = kernel @ density
-        with np.errstate(divide="ignore"):
-            out[chunk] = np.log(spread / spread.max())
+    half the grid's step leaves the row as it is (the core smooths each point over its step);
+    a spread row's maximum is 0. The core's convolution (``_core.labelfree_spread_priors``),
+    the one it centres a moved chunk's bins with too."""
+    out: np.ndarray = _core.labelfree_spread_priors(
+        np.ascontiguousarray(shift, dtype=np.float64),
+        np.ascontiguousarray(log_priors, dtype=np.float64),
+        np.ascontiguousarray(extra_sd, dtype=np.float64),
+    )
     return out
 
 
