@@ -820,12 +820,7 @@ impl Drift {
             }
         }
         let valid = |priors: &[f64], g: usize| {
-            priors.is_empty()
-                || (priors.len() == n_chunks * g
-                    && priors.chunks(g).all(|row| {
-                        row.iter().all(|p| !p.is_nan() && *p != f64::INFINITY)
-                            && row.iter().any(|p| p.is_finite())
-                    }))
+            priors.is_empty() || (priors.len() == n_chunks * g && log_rows_valid(priors, g))
         };
         if !valid(&self.chunk_shift_prior, self.shift.values.len())
             || !valid(&self.chunk_tilt_prior, self.tilt.values.len())
@@ -1330,6 +1325,14 @@ pub fn drift_expected_logits(
     })
 }
 
+/// Whether every row of `rows` (rows of `g` log-densities, row-major) is a usable prior:
+/// finite somewhere, −∞ allowed, no NaN or +∞.
+fn log_rows_valid(rows: &[f64], g: usize) -> bool {
+    rows.chunks(g).all(|row| {
+        row.iter().all(|p| !p.is_nan() && *p != f64::INFINITY) && row.iter().any(|p| p.is_finite())
+    })
+}
+
 /// Each row of `log_priors` (rows × points, row-major: prior log-densities on the uniform grid
 /// `values`, −∞ allowed) spread further by N(0, `sds[row]`²): [`Grid::spread_log_prior`], the
 /// one convolution the estimator's per-chunk priors and the core's centring of a chunk whose
@@ -1351,10 +1354,7 @@ pub fn spread_log_priors(values: &[f64], log_priors: &[f64], sds: &[f64]) -> Res
     if !sds.iter().all(|sd| sd.is_finite() && *sd >= 0.0) {
         return Err(Error::invalid("sds must be finite and >= 0"));
     }
-    let rows_valid = log_priors.chunks(g).all(|row| {
-        row.iter().all(|p| !p.is_nan() && *p != f64::INFINITY) && row.iter().any(|p| p.is_finite())
-    });
-    if !rows_valid {
+    if !log_rows_valid(log_priors, g) {
         return Err(Error::invalid(
             "each row of log_priors must be finite somewhere (-inf allowed, no NaN or +inf)",
         ));
