@@ -98,13 +98,19 @@ type ChunkArrays<'py> = (
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray2<f64>>,
 );
 
 /// Per chunk and bin: (counts, mean score, calibrated concordance if asked for, else ½,
-/// known positives, known negatives, the scores' Gini mean difference, their tie factor).
-/// `labels` (1, 0, NaN = missing) are the known labels.
+/// known positives, known negatives, the scores' Gini mean difference, their tie factor, how
+/// much higher (logit) the reference's rate is where the known rows sit in their bin, and
+/// that move's variance).
+/// `labels` (1, 0, NaN = missing) are the known labels; `fine`, the reference's scores on a
+/// finer grid than its bins (upper scores, positives, negatives: [`labelfree::FineCalibration`]),
+/// places them inside their bins.
 #[pyfunction]
-#[pyo3(signature = (calibration_args, scores, starts, concordance, labels = None))]
+#[pyo3(signature = (calibration_args, scores, starts, concordance, labels = None, fine = None))]
 pub(super) fn labelfree_chunk_stats<'py>(
     py: Python<'py>,
     calibration_args: CalibrationArgs<'py>,
@@ -112,12 +118,29 @@ pub(super) fn labelfree_chunk_stats<'py>(
     starts: Vec<usize>,
     concordance: bool,
     labels: Option<PyReadonlyArray1<'py, f64>>,
+    fine: Option<(
+        PyReadonlyArray1<'py, f64>,
+        PyReadonlyArray1<'py, f64>,
+        PyReadonlyArray1<'py, f64>,
+    )>,
 ) -> PyResult<ChunkArrays<'py>> {
     let cal = calibration(&calibration_args)?;
     let scores = flat(&scores);
     let labels = labels.as_ref().map(flat);
+    let fine = fine
+        .map(|(upper, pos, neg)| {
+            labelfree::FineCalibration::new(&flat(&upper), &flat(&pos), &flat(&neg))
+        })
+        .transpose()?;
     let stats = run(py, || {
-        labelfree::chunk_stats(&cal, &scores, &starts, concordance, labels.as_deref())
+        labelfree::chunk_stats_placed(
+            &cal,
+            &scores,
+            &starts,
+            concordance,
+            labels.as_deref(),
+            fine.as_ref(),
+        )
     })?;
     let (c, k) = (stats.len(), cal.n_bins());
     let column = |f: fn(&labelfree::ChunkStats) -> &Vec<f64>| -> Vec<f64> {
@@ -131,6 +154,8 @@ pub(super) fn labelfree_chunk_stats<'py>(
         shaped(py, column(|s| &s.labelled_neg), [c, k])?,
         shaped(py, column(|s| &s.spread), [c, k])?,
         shaped(py, column(|s| &s.tie_factor), [c, k])?,
+        shaped(py, column(|s| &s.label_move), [c, k])?,
+        shaped(py, column(|s| &s.label_move_var), [c, k])?,
     ))
 }
 
@@ -307,35 +332,48 @@ type ChunkInputs<'py> = (
     PyReadonlyArray2<'py, f64>,
     PyReadonlyArray2<'py, f64>,
     PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray2<'py, f64>,
 );
 
 fn chunk_inputs(stats: &ChunkInputs<'_>, k: usize) -> PyResult<Vec<labelfree::ChunkStats>> {
     let parts = [
-        &stats.0, &stats.1, &stats.2, &stats.3, &stats.4, &stats.5, &stats.6,
+        &stats.0, &stats.1, &stats.2, &stats.3, &stats.4, &stats.5, &stats.6, &stats.7, &stats.8,
     ]
-    .map(|a| rows_of(a, k));
-    let [counts, means, concordances, pos, neg, spread, ties] = parts;
-    let [counts, means, concordances, pos, neg, spread, ties] =
-        [counts?, means?, concordances?, pos?, neg?, spread?, ties?];
-    let c = counts.len();
-    if [&means, &concordances, &pos, &neg, &spread, &ties]
-        .iter()
-        .any(|rows| rows.len() != c)
-    {
+    .into_iter()
+    .map(|a| rows_of(a, k))
+    .collect::<PyResult<Vec<_>>>()?;
+    let c = parts[0].len();
+    if parts.iter().any(|rows| rows.len() != c) {
         return Err(PyValueError::new_err(
             "chunk statistics must have one row per chunk",
         ));
     }
+    let [
+        counts,
+        means,
+        concordances,
+        pos,
+        neg,
+        spread,
+        ties,
+        label_moves,
+        label_move_vars,
+    ] = <[Vec<Vec<f64>>; 9]>::try_from(parts).expect("nine statistics");
     Ok(counts
         .into_iter()
         .zip(means)
         .zip(concordances)
         .zip(pos.into_iter().zip(neg))
         .zip(spread.into_iter().zip(ties))
+        .zip(label_moves.into_iter().zip(label_move_vars))
         .map(
             |(
-                (((counts, mean_score), perfect_concordance), (labelled_pos, labelled_neg)),
-                (spread, tie_factor),
+                (
+                    (((counts, mean_score), perfect_concordance), (labelled_pos, labelled_neg)),
+                    (spread, tie_factor),
+                ),
+                (label_move, label_move_var),
             )| {
                 labelfree::ChunkStats {
                     counts,
@@ -343,6 +381,8 @@ fn chunk_inputs(stats: &ChunkInputs<'_>, k: usize) -> PyResult<Vec<labelfree::Ch
                     perfect_concordance,
                     labelled_pos,
                     labelled_neg,
+                    label_move,
+                    label_move_var,
                     spread,
                     tie_factor,
                 }

@@ -687,6 +687,21 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         out: np.ndarray = np.clip(mean, floor, 1.0 - floor)
         return out
 
+    def _fine_calibration(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The reference's scores on a finer grid than the bins (its kept score summary,
+        :data:`_REFERENCE_AUC_BINS` sub-bins: upper scores, positives, negatives), which
+        places a chunk's labelled rows inside their bins (the core's ``FineCalibration``):
+        labels that arrive depending on the score, the highest scores reviewed first, come
+        from one end of a bin. A multiclass fit's confidence bins have none."""
+        summary: ScoreSummary | None = self._state().get("reference_scores")
+        if summary is None:
+            return None
+        return (
+            np.ascontiguousarray(summary.values, dtype=np.float64),
+            np.ascontiguousarray(summary.positives, dtype=np.float64),
+            np.ascontiguousarray(summary.negatives, dtype=np.float64),
+        )
+
     def _calibration_args(self) -> tuple[Any, ...]:
         state = self._state()
         return (
@@ -859,6 +874,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             starts,
             concordance,
             None if known is None else np.ascontiguousarray(known[order]),
+            None if known is None else self._fine_calibration(),
         )
         # A multiclass fit's sampling pass needs ROC AUC's draws only (AP triples the cost).
         metrics = ["roc_auc"] if sampling_only else self.metrics
