@@ -1189,11 +1189,11 @@ impl Drift {
     /// the groups' moves eⱼ when the shift has any ([`ClassShift::move_sd`]).
     ///
     /// A bin's labelled rows can sit elsewhere in it than its other rows (labels that arrive
-    /// depending on the score): along the within-bin slope their rate is the bin's plus
-    /// gᵢ = logit⁻¹(mᵢ + λᵢ) − logit⁻¹(mᵢ) ([`ChunkModel::label_move`] λᵢ, mᵢ the bin's logit
-    /// above), so their counts update the bin's rate as if moved back by gᵢ (a positive count
-    /// of n gᵢ fewer), and the rows without labels sit at the bin's rate − gᵢ n_L / n_U (the
-    /// bin's mean is its rows' mean). Each bin's gᵢ goes to `gap`.
+    /// depending on the score): by the reference's finer calibration their rate is the bin's
+    /// plus gᵢ = logit⁻¹(mᵢ + λᵢ) − logit⁻¹(mᵢ) ([`ChunkModel::label_move`] λᵢ, mᵢ the bin's
+    /// logit above), so their counts update the bin's rate as if moved back by gᵢ (a positive
+    /// count of n gᵢ fewer), and the rows without labels sit at the bin's rate − gᵢ n_L / n_U
+    /// (the bin's mean is its rows' mean). Each bin's gᵢ goes to `gap`.
     fn drift_rates(
         &self,
         model: &ChunkModel,
