@@ -1336,8 +1336,8 @@ pub fn drift_shift_posteriors(
 }
 
 /// Per chunk and bin, the logit of the positive rate the draws expect of its labelled rows:
-/// the reference rate ℓᵢ moved along the within-bin slope to where they sit
-/// ([`ChunkModel::label_move`] on top of the bin's own within-bin shift) and by the bins'
+/// the reference rate ℓᵢ moved by the bin's within-bin shift, to where the labelled rows sit
+/// in it by the reference's finer calibration ([`ChunkModel::label_move`]), and by the bins'
 /// mean-preserving centring ([`Drift::centre_shifts`]), plus the chunk's common shift a at
 /// the posterior mean given its labels and its tilt b at the prior mean (what the other
 /// chunks' labels say): ℓᵢ + offᵢ + E[a] + E[b] (ℓᵢ − ℓ̄). What production's labels are
@@ -1664,7 +1664,7 @@ pub fn chunk_stats_placed(
                 }
             }
         }
-        let mean_score: Vec<f64> = (0..k)
+        let mean_score = (0..k)
             .map(|i| {
                 if counts[i] > 0.0 {
                     sums[i] / counts[i]
@@ -1757,7 +1757,7 @@ impl FineCalibration {
         }
         // Pool adjacent violators on the rates P / N weighted by N (blocks of positives, rows
         // and sub-bins; a block without rows joins its neighbour), then each block's rate
-        // smoothed: (P + ½) / (N + 1) (a fit's block is the same whichever monotone fit).
+        // smoothed: (P + ½) / (N + 1).
         let mut blocks: Vec<(f64, f64, usize)> = Vec::new();
         for (&p, &q) in pos.iter().zip(neg) {
             blocks.push((p, p + q, 1));
