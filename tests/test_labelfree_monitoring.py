@@ -1401,7 +1401,8 @@ def test_labelled_rows_are_placed_in_their_bins_by_an_isotonic_fit() -> None:
     estimator = pe.LabelFreeEstimator().fit(rng.random(20_000) < ref**1.5, ref)
     fine = estimator._fine_calibration()
     assert fine is not None
-    values, pos, neg = fine
+    values, pos, neg, restarts = fine
+    assert restarts == []  # a binary score's rate climbs all the way
     rows = pos + neg
     fitted = IsotonicRegression().fit_transform(
         np.arange(values.size), pos / rows, sample_weight=rows
@@ -1441,22 +1442,25 @@ def test_labelled_rows_are_placed_in_their_bins_by_an_isotonic_fit() -> None:
 
 
 @pytest.mark.parametrize(
-    ("values", "positives", "negatives"),
+    ("values", "positives", "negatives", "restarts"),
     [
-        ([0.4, 0.2], [1.0, 1.0], [1.0, 1.0]),
-        ([0.2, np.nan], [1.0, 1.0], [1.0, 1.0]),
-        ([0.2, 0.4], [1.0, -1.0], [1.0, 1.0]),
-        ([0.2, 0.4], [1.0, 1.0], [1.0]),
-        ([], [], []),
+        ([0.4, 0.2], [1.0, 1.0], [1.0, 1.0], []),
+        ([0.2, np.nan], [1.0, 1.0], [1.0, 1.0], []),
+        ([0.2, 0.4], [1.0, -1.0], [1.0, 1.0], []),
+        ([0.2, 0.4], [1.0, 1.0], [1.0], []),
+        ([], [], [], []),
+        ([0.2, 0.4], [1.0, 1.0], [1.0, 1.0], [2]),
+        ([0.2, 0.4, 0.6], [1.0] * 3, [1.0] * 3, [2, 1]),
     ],
 )
 def test_a_finer_calibration_that_does_not_fit_is_refused(
-    values: list[float], positives: list[float], negatives: list[float]
+    values: list[float], positives: list[float], negatives: list[float], restarts: list[int]
 ) -> None:
     from probeval import _core
 
     estimator = pe.LabelFreeEstimator().fit([0, 1, 0, 1], [0.1, 0.4, 0.6, 0.9])
-    fine = tuple(np.asarray(v, dtype=np.float64) for v in (values, positives, negatives))
+    arrays = [np.asarray(v, dtype=np.float64) for v in (values, positives, negatives)]
+    fine = (arrays[0], arrays[1], arrays[2], restarts)
     with pytest.raises(ValueError, match="finer calibration"):
         _core.labelfree_chunk_stats(
             estimator._calibration_args(), np.array([0.5]), [0], False, np.array([1.0]), fine

@@ -219,7 +219,9 @@ def labelfree_chunk_stats(
     starts: list[int],
     concordance: bool,
     labels: npt.NDArray[np.float64] | None = None,
-    fine: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]
+    fine: tuple[
+        npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64], list[int]
+    ]
     | None = None,
 ) -> tuple[npt.NDArray[np.float64], ...]: ...
 def labelfree_drift_shift(

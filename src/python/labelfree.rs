@@ -102,13 +102,22 @@ type ChunkArrays<'py> = (
     Bound<'py, PyArray2<f64>>,
 );
 
+/// A finer calibration as Python passes it: upper scores, positives, negatives, and the
+/// sub-bins where its monotone fit restarts ([`labelfree::FineCalibration::new`]).
+type FineArgs<'py> = (
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    Vec<usize>,
+);
+
 /// Per chunk and bin: (counts, mean score, calibrated concordance if asked for, else ½,
 /// known positives, known negatives, the scores' Gini mean difference, their tie factor, how
 /// much higher (logit) the reference's rate is where the known rows sit in their bin, and
 /// that move's variance).
 /// `labels` (1, 0, NaN = missing) are the known labels; `fine`, the reference's scores on a
-/// finer grid than its bins (upper scores, positives, negatives: [`labelfree::FineCalibration`]),
-/// places them inside their bins.
+/// finer grid than its bins (upper scores, positives, negatives, the sub-bins where its monotone
+/// fit restarts: [`labelfree::FineCalibration`]), places them inside their bins.
 #[pyfunction]
 #[pyo3(signature = (calibration_args, scores, starts, concordance, labels = None, fine = None))]
 pub(super) fn labelfree_chunk_stats<'py>(
@@ -118,18 +127,14 @@ pub(super) fn labelfree_chunk_stats<'py>(
     starts: Vec<usize>,
     concordance: bool,
     labels: Option<PyReadonlyArray1<'py, f64>>,
-    fine: Option<(
-        PyReadonlyArray1<'py, f64>,
-        PyReadonlyArray1<'py, f64>,
-        PyReadonlyArray1<'py, f64>,
-    )>,
+    fine: Option<FineArgs<'py>>,
 ) -> PyResult<ChunkArrays<'py>> {
     let cal = calibration(&calibration_args)?;
     let scores = flat(&scores);
     let labels = labels.as_ref().map(flat);
     let fine = fine
-        .map(|(upper, pos, neg)| {
-            labelfree::FineCalibration::new(&flat(&upper), &flat(&pos), &flat(&neg))
+        .map(|(upper, pos, neg, restarts)| {
+            labelfree::FineCalibration::new(&flat(&upper), &flat(&pos), &flat(&neg), &restarts)
         })
         .transpose()?;
     let stats = run(py, || {

@@ -122,6 +122,7 @@ from probeval.labelfree.multiclass import (
     class_shift_sd,
     combine_one_vs_rest,
     confidence_level_map,
+    confidence_summary,
     couple,
     drifting_error_alpha,
     error_alpha_from_scores,
@@ -257,6 +258,40 @@ def key_is_binary(name: str) -> bool:
     except ValueError:
         return False
     return key in BINARY_METRICS or key in RANKING_METRICS
+
+
+def _confidence_dict(kept: tuple[ScoreSummary, np.ndarray] | None) -> dict[str, Any] | None:
+    """A multiclass fit's finer confidence calibration (:func:`confidence_summary`) as JSON."""
+    if kept is None:
+        return None
+    summary, restarts = kept
+    return {"scores": summary.to_dict(), "restarts": [int(r) for r in restarts]}
+
+
+def _confidence_from_dict(data: Any) -> tuple[ScoreSummary, np.ndarray] | None:
+    """:func:`_confidence_dict`'s inverse, checked like user input (None: not kept)."""
+    if data is None:
+        return None
+    if not isinstance(data, dict) or set(data) != {"scores", "restarts"}:
+        raise ValueError(
+            "reference_confidence must be null or an object of scores and restarts, got "
+            f"{describe(data)}"
+        )
+    summary = ScoreSummary.from_dict(data["scores"])
+    if summary.n_distinct == 0:
+        raise ValueError("reference_confidence's scores must hold one score or more")
+    restarts = np.asarray(data["restarts"])
+    if (
+        restarts.ndim != 1
+        or (restarts.size and restarts.dtype.kind not in "iu")
+        or np.any(np.diff(restarts) <= 0)
+        or np.any((restarts <= 0) | (restarts >= summary.n_distinct))
+    ):
+        raise ValueError(
+            "reference_confidence's restarts must be increasing sub-bin indices within "
+            f"(0, {summary.n_distinct}), got {describe(data['restarts'])}"
+        )
+    return summary, restarts.astype(np.int64)
 
 
 class LabelFreeEstimator(HtmlRepr, ValueEquality):
@@ -593,6 +628,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             list(classes), specs, bins, confusion, sums, periods is not None, ovr, errors
         )
         self._fitted["auc_correlation"] = auc_correlation(codes, matrix)
+        predicted, _ = pseudo_scores(matrix)
+        self._fitted["reference_confidence"] = confidence_summary(
+            u, predicted, right, k, _REFERENCE_AUC_BINS
+        )
         return self
 
     @staticmethod
@@ -687,19 +726,27 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         out: np.ndarray = np.clip(mean, floor, 1.0 - floor)
         return out
 
-    def _fine_calibration(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The reference's scores on a finer grid than the bins (its kept score summary,
-        :data:`_REFERENCE_AUC_BINS` sub-bins: upper scores, positives, negatives), which
-        places a chunk's labelled rows inside their bins (the core's ``FineCalibration``):
-        labels that arrive depending on the score, the highest scores reviewed first, come
-        from one end of a bin. A multiclass fit's confidence bins have none."""
-        summary: ScoreSummary | None = self._state().get("reference_scores")
-        if summary is None:
-            return None
+    def _fine_calibration(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]] | None:
+        """The reference's scores on a finer grid than the bins (upper scores, positives,
+        negatives, and the sub-bins where the monotone fit restarts), which places a chunk's
+        labelled rows inside their bins (the core's ``FineCalibration``): labels that arrive
+        depending on the score, the highest scores reviewed first, come from one end of a
+        bin. A binary fit's is its kept score summary (:data:`_REFERENCE_AUC_BINS` sub-bins);
+        a multiclass fit's, its confidence pseudo-scores' right predictions
+        (:func:`confidence_summary`). None in a multiclass fit saved before they were kept."""
+        state = self._state()
+        if state["kind"] == "multiclass":
+            kept = state.get("reference_confidence")
+            if kept is None:
+                return None
+            summary, restarts = kept
+        else:
+            summary, restarts = state["reference_scores"], np.zeros(0, dtype=np.int64)
         return (
             np.ascontiguousarray(summary.values, dtype=np.float64),
             np.ascontiguousarray(summary.positives, dtype=np.float64),
             np.ascontiguousarray(summary.negatives, dtype=np.float64),
+            [int(r) for r in restarts],
         )
 
     def _calibration_args(self) -> tuple[Any, ...]:
@@ -1010,6 +1057,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             starts,
             False,
             None if right is None else np.ascontiguousarray(right[order]),
+            None if right is None else self._fine_calibration(),
         )
         confusion_specs = [spec for spec in specs if spec.kernel != "scores"]
         score_specs = [spec for spec in specs if spec.kernel == "scores"]
@@ -2046,6 +2094,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             if state["period_errors"] is None
             else state["period_errors"].tolist(),
             "score_shares": None if bins.score_shares is None else bins.score_shares.tolist(),
+            "reference_confidence": _confidence_dict(state.get("reference_confidence")),
         }
 
     @classmethod
@@ -2090,6 +2139,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             score_shares = data.get("score_shares")
             if score_shares is not None:
                 score_shares = np.asarray(score_shares, dtype=np.float64)
+            # Saved before it was kept: labelled rows are taken where their bin's rows sit.
+            confidence = _confidence_from_dict(data.get("reference_confidence"))
         except KeyError as error:
             raise ValueError(f"the saved estimator lacks the key {error.args[0]!r}") from None
         except TypeError as error:
@@ -2164,6 +2215,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if np.any(np.abs(correlation) > 1) or not np.allclose(correlation, correlation.T):
             raise ValueError("auc_correlation must be a symmetric matrix of correlations")
         estimator._fitted["auc_correlation"] = correlation
+        estimator._fitted["reference_confidence"] = confidence
         # Let the core check the bins and error model now rather than at the first estimate.
         estimator.estimate(np.full((1, k), 1.0 / k), n_samples=1, rng=0)
         return estimator

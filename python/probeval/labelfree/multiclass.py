@@ -64,6 +64,7 @@ from probeval.labelfree.drift import (
     tau_log_likelihood,
     tau_posterior,
 )
+from probeval.labels.scores import ScoreSummary
 
 __all__ = [
     "AUC_DRIFT_CORRELATION",
@@ -192,6 +193,38 @@ def pseudo_scores(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     confidence = scores[np.arange(scores.shape[0]), predicted]
     t = np.clip((confidence - 1.0 / k) * k / (k - 1.0), _FLOOR, 1.0)
     return predicted, (predicted + t) / k
+
+
+def confidence_summary(
+    u: np.ndarray, predicted: np.ndarray, right: np.ndarray, k: int, sub_bins: int
+) -> tuple[ScoreSummary, np.ndarray]:
+    """The reference's rate of right predictions on a finer grid of pseudo-scores than its
+    bins (what a binary fit's kept score summary is for its scores), for placing a chunk's
+    labelled rows inside their bins: labels that arrive depending on the confidence, the
+    surest predictions reviewed first, come from one end of a bin. Each predicted class's
+    rows get equal-frequency sub-bins of their own (about ``sub_bins`` in all, in proportion
+    to their rows), so that none spans two classes. Returns the summary (positives: right
+    predictions) and the sub-bins where each class after the first begins: the rate climbs
+    within a class and falls back at the next, so a monotone fit restarts there."""
+    parts, restarts, start = [], [], 0
+    for c in range(k):
+        rows = predicted == c
+        if not rows.any():
+            continue
+        # binned() takes two bins or more (a class of fewer distinct scores keeps them all).
+        share = max(2, round(sub_bins * float(rows.mean())))
+        part = ScoreSummary.from_scores(right[rows], u[rows], labels=(False, True)).binned(share)
+        if start > 0:
+            restarts.append(start)
+        parts.append(part)
+        start += part.n_distinct
+    summary = ScoreSummary(
+        np.concatenate([part.values for part in parts]),
+        np.concatenate([part.positives for part in parts]),
+        np.concatenate([part.negatives for part in parts]),
+        labels=(False, True),
+    )
+    return summary, np.asarray(restarts, dtype=np.int64)
 
 
 @dataclass(frozen=True, eq=False)
