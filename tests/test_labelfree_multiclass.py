@@ -603,6 +603,7 @@ def test_confidence_sub_bins_restart_their_monotone_fit_at_each_class() -> None:
     for c in range(k):
         part = slice(starts[c], starts[c + 1])
         assert np.all(owner[part] == c)
+        assert values[part][-1] == (c + 1.0) / k  # up to the class's boundary
         assert pos[part].sum() == right[predicted == c].sum()
         assert neg[part].sum() == (~right[predicted == c]).sum()
         share = (predicted == c).mean()

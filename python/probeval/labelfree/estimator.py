@@ -806,7 +806,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             pandas NA (a reviewed sample, the cases resolved first, only the predicted
             positives...). They update each chunk's calibration (method "hierarchical"), and the
             realized target counts them as they are and predicts only the rest. Assumed: whether
-            a row's label is known depends on its score (and time) only, not on the label.
+            a row's label is known depends on its scores (and time) only, not on the label.
+            Labels from one end of the scores (the highest, or a multiclass model's surest
+            predictions, reviewed first) are placed where they sit in their bins, but say less
+            of the other bins than a random sample of the same size.
         chunk_size, n_chunks, period, timestamps :
             Chunking (at most one of the first three): ``chunk_size`` rows per chunk,
             ``n_chunks`` nearly equal chunks, or one chunk per ``period`` ("h", "D", "W", "M",

@@ -203,10 +203,12 @@ def confidence_summary(
     labelled rows inside their bins: labels that arrive depending on the confidence, the
     surest predictions reviewed first, come from one end of a bin. Each predicted class's
     rows get equal-frequency sub-bins of their own (about ``sub_bins`` in all, in proportion
-    to their rows), so that none spans two classes. Returns the summary (positives: right
-    predictions) and the sub-bins where each class after the first begins: the rate climbs
-    within a class and falls back at the next, so a monotone fit restarts there."""
-    parts, restarts, start = [], [], 0
+    to their rows), so that none spans two classes; each class's last sub-bin reaches up to
+    its boundary (c + 1)/K, so that a surer prediction than the reference made still falls in
+    its own class's. Returns the summary (positives: right predictions) and the sub-bins where
+    each class after the first begins: the rate climbs within a class and falls back at the
+    next, so a monotone fit restarts there."""
+    parts, uppers, restarts, start = [], [], [], 0
     for c in range(k):
         rows = predicted == c
         if not rows.any():
@@ -214,12 +216,15 @@ def confidence_summary(
         # binned() takes two bins or more (a class of fewer distinct scores keeps them all).
         share = max(2, round(sub_bins * float(rows.mean())))
         part = ScoreSummary.from_scores(right[rows], u[rows], labels=(False, True)).binned(share)
+        upper = part.values.copy()
+        upper[-1] = (c + 1.0) / k  # pseudo_scores' u at confidence 1
         if start > 0:
             restarts.append(start)
         parts.append(part)
+        uppers.append(upper)
         start += part.n_distinct
     summary = ScoreSummary(
-        np.concatenate([part.values for part in parts]),
+        np.concatenate(uppers),
         np.concatenate([part.positives for part in parts]),
         np.concatenate([part.negatives for part in parts]),
         labels=(False, True),
