@@ -2943,10 +2943,18 @@ def test_production_bin_offsets_property(
     floor = 1.5 * bin_sd  # up to 3 logit: beyond the sds' grid too
     for prior_scale in (scale, 0.0):
         sd = production_cell_sd(expected, pos, n - pos, floor, prior_scale)
-        assert math.isfinite(sd)
-        assert sd >= floor
+        assert sd.shape == (chunks,)
+        assert np.isfinite(sd).all()
+        assert np.all(sd >= floor)
         if not n.any() or prior_scale == 0:
-            assert sd == floor
+            assert np.all(sd == floor)
+    # Chunks whose scores moved (their bins' further sd m up to the cap's 0.5, some 0): never
+    # below the least share of it.
+    moved = np.where(rng.random(chunks) < 0.5, 0.0, rng.uniform(0.0, 0.5, chunks))
+    sd = production_cell_sd(expected, pos, n - pos, floor, scale, moved)
+    assert sd.shape == (chunks,)
+    assert np.isfinite(sd).all()
+    assert np.all(sd >= np.hypot(floor, 0.25 * moved) - 1e-12)
 
 
 def test_the_chunks_bin_sd_sits_where_core_args_puts_it(
@@ -3023,7 +3031,9 @@ def test_production_cell_sd_finds_how_far_cells_move_against_each_other() -> Non
             expected = rng.normal(0.0, 1.5, (40, 10))
             moved = expected + rng.normal(0.0, tau, expected.shape)
             pos = rng.binomial(200, 1 / (1 + np.exp(-moved))).astype(float)
-            learned.append(production_cell_sd(expected, pos, 200 - pos, floor))
+            sd = production_cell_sd(expected, pos, 200 - pos, floor)
+            assert np.all(sd == sd[0])  # one sd for every chunk: none moved
+            learned.append(float(sd[0]))
         values = np.array(learned)
         assert np.all(values >= floor)
         if tau:
@@ -3031,6 +3041,35 @@ def test_production_cell_sd_finds_how_far_cells_move_against_each_other() -> Non
             assert abs(values.mean() - tau) <= 3 * se, (values.mean(), se)
         else:
             assert np.all(values < 0.05), values
+
+
+def test_production_cell_sd_learns_what_share_of_their_spread_moved_chunks_keep() -> None:
+    """Forty chunks of ten bins, 200 labelled rows in each; twenty chunks' scores moved, so
+    that without labels their bins would deviate by m = 0.4 (logit). When those chunks' cells
+    did deviate by N(0, 0.4²) and the others' not at all, the moved chunks keep all of m
+    (their sd averages within 0.01 of hypot(floor, m) over 20 streams) and sit above the
+    others (which keep the one-sd reading, 0.29 on average: it sees half of the cells off);
+    when no cell deviated, every moved chunk keeps the least share, hypot(floor, m / 4), and
+    the others the floor."""
+    from probeval.labelfree.drift import production_cell_sd
+
+    floor, spread = 0.02, 0.4
+    moved = np.where(np.arange(40) % 2 == 0, spread, 0.0)
+    least = np.hypot(floor, 0.25 * moved)
+    kept, still = [], []
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        expected = rng.normal(0.0, 1.5, (40, 10))
+        off = expected + rng.normal(0.0, 1.0, expected.shape) * moved[:, None]
+        pos = rng.binomial(200, 1 / (1 + np.exp(-off))).astype(float)
+        sd = production_cell_sd(expected, pos, 200 - pos, floor, 1.0, moved)
+        kept.append(sd[moved > 0].mean())
+        assert sd[moved > 0].min() > sd[moved == 0].max()
+        pos = rng.binomial(200, 1 / (1 + np.exp(-expected))).astype(float)
+        sd = production_cell_sd(expected, pos, 200 - pos, floor, 1.0, moved)
+        still.append(np.allclose(sd, least))
+    assert abs(np.mean(kept) - math.hypot(floor, spread)) < 0.01, np.mean(kept)
+    assert all(still)
 
 
 def _centre_shifts_brute_force(
@@ -3150,7 +3189,7 @@ def test_labels_show_bins_that_move_against_each_other_in_time(
 
     learned = run()
     monkeypatch.setattr(
-        module, "production_cell_sd", lambda expected, pos, neg, floor, scale: floor
+        module, "production_cell_sd", lambda expected, pos, neg, floor, scale, moved: floor
     )
     plain = run()
     for metric in METRICS:
@@ -3193,7 +3232,7 @@ def test_labels_show_a_bin_that_moved_for_good(monkeypatch: pytest.MonkeyPatch) 
     # Without the offset the cells' own sd (:func:`production_cell_sd`) takes some of it up
     # (errors 0.6 of the plain estimate's): left at the windows' for the comparison.
     monkeypatch.setattr(
-        module, "production_cell_sd", lambda expected, pos, neg, floor, scale: floor
+        module, "production_cell_sd", lambda expected, pos, neg, floor, scale, moved: floor
     )
     plain = run()
     for metric in ("accuracy", "precision", "recall", "f1"):

@@ -1600,6 +1600,10 @@ def production_bin_offsets(
 #: HDIs 1.32 times as wide as none instead of 0.98: the prior's median where labels say little.
 CELL_NOT_MOVED = 0.5
 _CELL_SD = np.geomspace(0.02, 2.0, 30)
+#: The shares f of a moved chunk's wider bin spread that its cells keep once production has
+#: labels (:func:`production_cell_sd`, uniform prior): the labels' share of the shift's further
+#: sd (:data:`LABELLED_SHIFT_SHARE`), half of it, or all of it.
+_CELL_MOVED_SHARE = np.array([LABELLED_SHIFT_SHARE, 0.5, 1.0])
 #: Adaptive Gauss-Hermite quadrature of a cell's binomial likelihood over its deviation's
 #: prior (the rule lme4 uses for a GLMM's random effects): probabilists' nodes, centred on the
 #: integrand's mode and scaled by its curvature there. 11 nodes are within 7e-5 (log) of a
@@ -1615,9 +1619,12 @@ def cell_log_marginal(mu: np.ndarray, k: np.ndarray, m: np.ndarray, sds: np.ndar
     """Per sd (rows) and cell (columns), log E[p^k (1-p)^(m-k)] with logit p = mu + d and
     d ~ N(0, sd²): a cell's binomial likelihood (without its coefficient) averaged over its own
     deviation, by adaptive Gauss-Hermite quadrature (:data:`_CELL_NODES`; the mode by Newton's
-    method); an sd of 0 is the likelihood at d = 0."""
+    method); an sd of 0 is the likelihood at d = 0. ``sds``: one per row, or one per row and
+    cell."""
     mu, k, m = mu[None, :], k[None, :], m[None, :]
-    sd = np.asarray(sds, dtype=float)[:, None]
+    sd = np.asarray(sds, dtype=float)
+    if sd.ndim == 1:
+        sd = sd[:, None]
     point = sd <= 1e-12
     var = np.where(point, 1.0, sd**2)
     mode = np.zeros(np.broadcast_shapes(mu.shape, sd.shape))
@@ -1653,36 +1660,76 @@ def production_cell_sd(
     neg: np.ndarray,
     floor: float,
     scale: float = 1.0,
-) -> float:
-    """The sd (logit) of each production cell's (chunk x bin) own deviation from the rate its
-    chunk's shift, tilt and the lasting offsets give it (``expected_logit``), learned from the
-    labelled rows (``pos``, ``neg``: chunks x bins). The reference's windows show ``floor``
-    (``Drift.bin_sd``); production's bins can move against each other in time by more (ACS
-    employment with a model that does not see where people live: in 2018 the bins above the
-    threshold rose by 0.2 logit and those just below it fell by 0.1, in 2016 neither). Prior
-    mass :data:`CELL_NOT_MOVED` (its moved part times ``scale``: :func:`movement_prior_scale`)
-    on ``floor``, the rest uniform over the points of ``_CELL_SD`` above it; each cell's
-    binomial likelihood averaged over N(0, sd²) (:func:`cell_log_marginal`). Returns the
-    posterior median: ``floor`` until the labels make "moved" the likelier."""
+    moved: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per chunk, the sd (logit) of each production cell's (chunk x bin) own deviation from the
+    rate its chunk's shift, tilt and the lasting offsets give it (``expected_logit``), learned
+    from the labelled rows (``pos``, ``neg``: chunks x bins). The reference's windows show
+    ``floor`` (``Drift.bin_sd``); production's bins can move against each other in time by more
+    (ACS employment with a model that does not see where people live: in 2018 the bins above the
+    threshold rose by 0.2 logit and those just below it fell by 0.1, in 2016 neither).
+
+    Two readings of the cells, the larger kept per chunk. *One sd for every cell*: s, prior mass
+    :data:`CELL_NOT_MOVED` (its moved part times ``scale``: :func:`movement_prior_scale`) on
+    ``floor``, the rest uniform over the points of ``_CELL_SD`` above it. *Moved chunks keep
+    part of their spread*: hypot(s, f m_c), with s as before, ``moved`` (m_c, per chunk) the
+    further sd of the bins' own deviations that the chunk's scores moving gives it without
+    labels (:func:`spread_bin_sd` of :func:`shift_spread` at the whole ``drift_per_shift``) and
+    f one of :data:`_CELL_MOVED_SHARE` (uniform prior). Each cell's binomial likelihood is
+    averaged over N(0, sd²) (:func:`cell_log_marginal`); each reading gives a chunk the
+    posterior median of its cells' sd, at least hypot(``floor``, f₀ m_c) with f₀ the least
+    share. The first reading alone let ACS employment's chunks whose people moved (2017's
+    group quarters: scores moved, bins 0.5-1.9 logit off) set one sd for every chunk; the
+    second alone let them explain every cell's deviation and left 2018's bins, which moved with
+    scores that did not, to the windows' sd (docs/labelfree.md)."""
     n = pos + neg
     cells = n > 0
+    chunks = expected_logit.shape[0]
+    far = np.zeros(chunks) if moved is None else np.asarray(moved, dtype=float)
+    least: np.ndarray = np.hypot(floor, _CELL_MOVED_SHARE[0] * far)
     if not cells.any():
-        return floor
-    sds = np.concatenate([[floor], _CELL_SD[floor < _CELL_SD]])
-    log_cell = cell_log_marginal(expected_logit[cells], pos[cells], n[cells], sds)
-    log_evidence = log_cell.sum(axis=1)
+        return least
+    sigmas = np.concatenate([[floor], _CELL_SD[floor < _CELL_SD]])
     still = still_mass(CELL_NOT_MOVED, scale)
-    moved = sds.shape[0] - 1
     with np.errstate(divide="ignore"):
-        log_prior = np.log(np.concatenate([[still], np.full(moved, (1 - still) / max(moved, 1))]))
-    log_post = log_prior + log_evidence
+        log_sigma_prior = np.log(
+            np.concatenate(
+                [[still], np.full(sigmas.shape[0] - 1, (1 - still) / max(sigmas.shape[0] - 1, 1))]
+            )
+        )
+    which = np.nonzero(cells)[0]
+    common = _cell_sd_median(
+        np.repeat(sigmas[:, None], chunks, axis=1),
+        log_sigma_prior,
+        cell_log_marginal(expected_logit[cells], pos[cells], n[cells], sigmas),
+    )
+    out: np.ndarray = np.maximum(common, least)
+    if far.any():
+        shares = _CELL_MOVED_SHARE
+        # Candidates (s, f) in rows, chunks in columns.
+        sds = np.hypot(sigmas[:, None, None], shares[None, :, None] * far[None, None, :])
+        sds = sds.reshape(-1, chunks)
+        log_prior = np.repeat(log_sigma_prior, shares.shape[0]) - math.log(shares.shape[0])
+        log_cell = cell_log_marginal(expected_logit[cells], pos[cells], n[cells], sds[:, which])
+        out = np.maximum(out, _cell_sd_median(sds, log_prior, log_cell))
+    return out
+
+
+def _cell_sd_median(sds: np.ndarray, log_prior: np.ndarray, log_cell: np.ndarray) -> np.ndarray:
+    """Per chunk (columns of ``sds``: each candidate's sd there, candidates in rows), the
+    posterior median of its cells' sd, the candidates weighted by their prior (``log_prior``)
+    times every labelled cell's likelihood under them (``log_cell``: candidates x cells). The
+    median, not the mean of sd²: that follows the prior's long tail where a few labels say
+    little (with prior mass 0.85, 10 labels over a stable 60,000-row stream gave sd 0.20 and
+    accuracy HDIs 2.3 times as wide as no labels, against 1.44 with the windows' sd)."""
+    log_post = log_prior + log_cell.sum(axis=1)
     post = np.exp(log_post - log_post.max())
     post /= post.sum()
-    # The posterior median: the mean of sd² follows the prior's long tail where a few labels
-    # say little (with prior mass 0.85, 10 labels over a stable 60,000-row stream gave sd 0.20
-    # and accuracy HDIs 2.3 times as wide as no labels, against 1.44 with the windows' sd).
-    median = float(sds[min(int(np.searchsorted(np.cumsum(post), 0.5)), sds.shape[0] - 1)])
-    return max(median, floor)
+    columns = np.arange(sds.shape[1])
+    order = np.argsort(sds, axis=0, kind="stable")
+    below = (np.cumsum(post[order], axis=0) < 0.5).sum(axis=0)
+    median: np.ndarray = sds[order[np.minimum(below, sds.shape[0] - 1), columns], columns]
+    return median
 
 
 #: Production's own course through time, for the shift a once labels arrive

@@ -623,12 +623,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
                     drift_per_shift=self.drift_per_shift,
                 )
                 ovr.append(one.fit(codes == c, matrix[:, c], periods=periods))
-        confusion = _class_confusion(codes, np.argmax(matrix, axis=1), classes)
+        # The predicted class as pseudo_scores (and evaluate) take it: the first highest score.
+        predicted = np.argmax(matrix, axis=1)
+        confusion = _class_confusion(codes, predicted, classes)
         self._fitted = self._multiclass_state(
             list(classes), specs, bins, confusion, sums, periods is not None, ovr, errors
         )
         self._fitted["auc_correlation"] = auc_correlation(codes, matrix)
-        predicted, _ = pseudo_scores(matrix)
         self._fitted["reference_confidence"] = confidence_summary(
             u, predicted, right, k, _REFERENCE_AUC_BINS
         )
@@ -1718,12 +1719,17 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         offsets' own core call, moved by the offsets, rather than a second call on the moved
         calibration (its centring moves a little with the rates): that call cost 64 of 824 ms
         over 61 chunks."""
+        # The bins' further sd of a chunk whose scores moved, as it is without labels: labels
+        # pin the chunk's shift, and its share of that sd falls to a quarter, but how far each
+        # bin moved on its own only its own few labels show.
+        unlabelled = self._shift_spread(drift_model, np.asarray(stats[0]), False)
         cell_sd = production_cell_sd(
             expected,
             np.asarray(stats[3], dtype=float),
             np.asarray(stats[4], dtype=float),
             drift_model.bin_sd,
             movement_prior_scale(share),
+            spread_bin_sd(0.0, unlabelled),
         )
         own = np.asarray(drift[CHUNK_BIN_SD_ARG], dtype=float)
         if own.shape[0] == 0:
