@@ -1711,7 +1711,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         """The drift with every chunk's bins deviating by at least the sd production's labelled
         cells show around ``expected`` (chunks x bins, logit: their chunk's shift and tilt and
         the lasting offsets, :meth:`_moved_calibration`; :func:`production_cell_sd`). A chunk
-        whose scores moved keeps a wider sd of its own. The labels then move each bin of their
+        whose scores moved keeps a wider sd of its own, and the share of its no-label spread
+        that the labelled cells of such chunks show. The labels then move each bin of their
         chunk by what they show of it: where production's bins moved against each other in
         time (ACS employment, the demographic model of ``tests/_monitoring.employment_design``
         with a 2015 reference, 5% labelled), accuracy and recall HDIs covered 0.67 of chunks
