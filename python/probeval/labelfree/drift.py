@@ -1699,9 +1699,8 @@ def production_cell_sd(
         )
     which = np.nonzero(cells)[0]
     log_cell = cell_log_marginal(expected_logit[cells], pos[cells], n[cells], sigmas)
-    common = _cell_sd_median(
-        np.repeat(sigmas[:, None], chunks, axis=1), log_sigma_prior, log_cell.sum(axis=1)
-    )
+    # One sd for every chunk: a single column of candidates.
+    common = _cell_sd_median(sigmas[:, None], log_sigma_prior, log_cell.sum(axis=1))
     out: np.ndarray = np.maximum(common, least)
     moved_cells = far[which] > 0
     if moved_cells.any():
