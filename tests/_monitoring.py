@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from probeval.labelfree.drift import UNSEEN_TILT_SHARE
+
 CHUNK = 5_000
 #: Rows of a simulated stream's reference (five periods).
 REFERENCE_ROWS = 25_000
@@ -59,9 +61,11 @@ def _logit(p: np.ndarray) -> np.ndarray:
 #: ``label_shift`` the production prevalence odds ratio, ``unseen`` the sd (logit) of a shift of
 #: P(y | score) drawn once per stream for all of production: production a year on from a
 #: reference that shows no drift of its own (the drift ``LabelFreeEstimator(unseen_drift=...)``
-#: allows for; the stream draws it from that prior), ``tilt`` the sd of each period's change of
-#: how well the scores separate the classes (the slope of logit P(y | score) times 1 + N(0,
-#: tilt²): a period in which the model ranks better or worse), ``production_location`` the sd of
+#: allows for; the stream draws it from that prior, and with it a change of production's
+#: separation, as ``tilt`` below, of sd ``UNSEEN_TILT_SHARE`` times it, as the estimator
+#: assumes), ``tilt`` the sd of each period's change of how well the scores separate the
+#: classes (the slope of logit P(y | score) times 1 + N(0, tilt²): a period in which the model
+#: ranks better or worse), ``production_location`` the sd of
 #: each production chunk's covariate shift where the reference's periods have none (production a
 #: year on from a reference that is one cross-section: ACS employment's chunks vary so).
 SCENARIOS: dict[str, dict[str, float]] = {
@@ -96,11 +100,13 @@ def simulate(
     periods: int = 5,
     unseen: float | None = None,
     production_location: float | None = None,
+    unseen_tilt: float | None = None,
 ) -> Stream:
     """One stream of a scenario from :data:`SCENARIOS`: the reference spans ``periods`` periods,
     every production chunk is a period of its own. ``unseen``: the scenario's unseen shift
     (default: drawn from its normal); ``production_location``: the scenario's (default: its
-    own, else its ``location``)."""
+    own, else its ``location``); ``unseen_tilt``: the change of production's separation
+    that comes with the unseen shift (default: drawn, as above, when the scenario has one)."""
     s = SCENARIOS[scenario]
     drift, slope, location = s.get("drift", 0.0), s.get("slope", 1.0), s.get("location", 0.0)
     coarse, concept = s.get("coarse", 0.0), s.get("concept", 0.0)
@@ -110,6 +116,8 @@ def simulate(
     base = rng.normal(-0.6, 0.2)
     if unseen is None:
         unseen = rng.normal(0.0, s["unseen"]) if "unseen" in s else 0.0
+    if unseen_tilt is None:
+        unseen_tilt = rng.normal(0.0, UNSEEN_TILT_SHARE * s["unseen"]) if "unseen" in s else 0.0
 
     level_shift, level_tilt = s.get("level_shift", 0.0), s.get("level_tilt", 0.0)
     tilt_sd = s.get("tilt", 0.0)
@@ -129,6 +137,8 @@ def simulate(
             scores = np.clip(np.round(scores / coarse) * coarse, 0.0, 1.0)
         shift = rng.normal(0.0, drift) + (concept if shifted else 0.0) + level_shift * level
         turn = 1.0 + level_tilt * level + (rng.normal(0.0, tilt_sd) if tilt_sd else 0.0)
+        if production:
+            turn += unseen_tilt
         truth = base + 0.6 + slope * turn * (z + 0.6) + shift
         if production:
             truth = truth + np.log(odds) + unseen
@@ -153,7 +163,8 @@ def simulated_streams(
 ) -> list[Stream]:
     """``reps`` streams of a scenario, stream r from seed r; a scenario with an unseen shift
     takes its normal's (r + ½)/reps quantile (stratified: the few streams' shifts spread over
-    the prior as they would over many draws, which keeps the coverage estimate's noise down).
+    the prior as they would over many draws, which keeps the coverage estimate's noise down),
+    and its tilt likewise, the quantiles in a fixed shuffled order (independent of the shift).
     ``unseen``: that normal's sd for any scenario (production off the reference by the unseen
     drift an estimator assumes, on top of the scenario's own failure mode), production's
     population having moved too, as the unseen drift assumes: its chunks' covariate shifts
@@ -165,8 +176,12 @@ def simulated_streams(
         s = SCENARIOS[scenario]
         moved = max(2.0 * s.get("location", 0.0), s.get("production_location", 0.15))
     streams = []
+    order = np.random.default_rng(reps).permutation(reps)
     for rep in range(reps):
-        shift = None if sd is None else sd * NormalDist().inv_cdf((rep + 0.5) / reps)
+        shift = tilt = None
+        if sd is not None:
+            shift = sd * NormalDist().inv_cdf((rep + 0.5) / reps)
+            tilt = UNSEEN_TILT_SHARE * sd * NormalDist().inv_cdf((order[rep] + 0.5) / reps)
         streams.append(
             simulate(
                 scenario,
@@ -174,6 +189,7 @@ def simulated_streams(
                 n_reference=n_reference,
                 unseen=shift,
                 production_location=moved,
+                unseen_tilt=tilt,
             )
         )
     return streams

@@ -553,13 +553,16 @@ def test_no_known_label_is_no_partial_labels() -> None:
 
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
-def test_labels_replace_the_unseen_drift(kind: str) -> None:
+def test_labels_replace_the_unseen_drift(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The unseen drift is a prior on how far production moved beyond the reference's periods;
-    once production rows have labels, they show it (the production model of
-    ``production_priors``) and ``unseen_drift`` no longer matters, while without labels it
-    widens the intervals (production's scores having moved away from the reference's: it
+    once production rows have labels, they show its shift (the production model of
+    ``production_priors``) and ``unseen_drift`` no longer matters there, while without labels
+    it widens the intervals (production's scores having moved away from the reference's: it
     applies to a population that moved, :func:`~probeval.labelfree.drift.unseen_share`).
-    Multiclass: the confidence calibration and the one-vs-rest ones."""
+    Multiclass: the confidence calibration and the one-vs-rest ones. A binary model's unseen
+    tilt, which labels pin far less well, stays (``UNSEEN_TILT_SHARE``: set to 0 here; that
+    it stays with labels: :func:`test_the_unseen_tilt_adds_its_variance_with_labels_too`)."""
+    monkeypatch.setattr("probeval.labelfree.estimator.UNSEEN_TILT_SHARE", 0.0)
     rng = np.random.default_rng(5)
     if kind == "binary":
         # Calibrated scores; production's sit higher than the reference's.
@@ -1683,7 +1686,9 @@ def test_the_tilt_prior_is_the_windows_spread_widened(monkeypatch: pytest.Monkey
     chunk = [Chunk(0, "0", np.arange(2_000))]
 
     def drift() -> Any:
-        return pe.LabelFreeEstimator().fit(labels, scores, periods=20)._drift_for(chunk)
+        # No unseen drift: its tilt adds a variance of its own (the next test).
+        estimator = pe.LabelFreeEstimator(unseen_drift=0.0)
+        return estimator.fit(labels, scores, periods=20)._drift_for(chunk)
 
     widened = drift()
     monkeypatch.setattr(drift_module, "_TILT_WIDENING", 1.0)
@@ -1695,6 +1700,34 @@ def test_the_tilt_prior_is_the_windows_spread_widened(monkeypatch: pytest.Monkey
         windows.tilt, windows.tilt_log_prior
     )
     assert ratio == pytest.approx(1.5**2, rel=1e-9)
+
+
+@pytest.mark.parametrize("labelled", [False, True])
+@pytest.mark.parametrize("tilt_sd", [0.0, 0.15])
+def test_the_unseen_tilt_adds_its_variance_with_labels_too(tilt_sd: float, labelled: bool) -> None:
+    """A binary calibration's tilt prior is the windows' (widened) convolved with N(0,
+    (``UNSEEN_TILT_SHARE`` x unseen)²) where production's scores moved (share 1): its variance
+    grows by that square, with or without labels (labels pin a chunk's tilt too loosely to
+    replace it), and not at all where the scores did not move (share 0)."""
+    from probeval.labelfree.drift import UNSEEN_TILT_SHARE
+
+    labels, scores = _jumpy_reference(np.random.default_rng(12), 20, 1_000, 0.1, tilt_sd)
+    chunk = [Chunk(0, "0", np.arange(5_000))]
+
+    def variance(unseen: float, share: float) -> float:
+        estimator = pe.LabelFreeEstimator(unseen_drift=unseen).fit(labels, scores)
+        drift = estimator._drift_for(chunk, labelled, share)
+        return _prior_variance(drift.tilt, drift.tilt_log_prior)
+
+    # Within the grid's resolution, as for the shift (the next test): its 41 points follow the
+    # mixture's spread, and the narrowest components are blurred by a step (measured: +5% at
+    # unseen = 0.08 on a reference that does not tilt, +13% on one that does, whose grid is
+    # wider; +1% and +5% at 0.3).
+    tolerance = 0.07 if tilt_sd == 0.0 else 0.16
+    for unseen in (0.08, 0.3):
+        added = variance(unseen, 1.0) - variance(0.0, 1.0)
+        assert added == pytest.approx((UNSEEN_TILT_SHARE * unseen) ** 2, rel=tolerance)
+        assert variance(unseen, 0.0) == variance(0.0, 0.0)
 
 
 @pytest.mark.parametrize("sd", [0.0, 0.5])

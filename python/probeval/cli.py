@@ -1325,7 +1325,8 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"sd (logit) of production's calibration shift that the reference periods cannot "
         f"show, where its scores vary from the reference's more than the reference periods do "
         f"(default {UNSEEN_DRIFT:g}; 0 when the reference spans production's conditions; "
-        "left out once the label column has labels)",
+        "a binary model's separation moves by half of it; the shift is left out once the "
+        "label column has labels)",
     )
     est.add_argument(
         "--drift-per-shift",
