@@ -1550,8 +1550,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         better than its tilt (250 labels: about 0.13 and 0.05 logit), so they do not replace
         it: with 5% labelled, a simulated production moved by the unseen drift (its tilt
         included) covered ROC AUC in 0.90 of chunks without it, 0.98 with it. Where the
-        scores did not move (``share`` 0) it stays 0, as without labels: labels in a stable
-        stream then covered 0.99-1.00 with it."""
+        scores did not move (``share`` 0) it is 0, as without labels: kept there too, it took
+        a stable stream's labelled chunks to 0.99-1.00."""
         return UNSEEN_TILT_SHARE * self.unseen_drift * math.sqrt(share)
 
     def _drift_args(
