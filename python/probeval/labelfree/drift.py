@@ -709,7 +709,8 @@ def learn_drifts(
             for e in range(2)
         ]
     decoupled = [_decoupled(frame, slopes) for frame in frames]
-    tilt_unseen = UNSEEN_TILT_SHARE * unseen if unseen_tilt is None else unseen_tilt
+    if unseen_tilt is None:
+        unseen_tilt = UNSEEN_TILT_SHARE * unseen
     taus: list[_Taus | None] = []
     for frame, (effect, _) in zip(frames, decoupled, strict=True):
         if effect is None or frame.inverse is None or frame.effect is None:
@@ -734,7 +735,7 @@ def learn_drifts(
         tilt = frame.effect[:, 1] if explained_spread else effect[:, 1]
         taus.append((shift_tau, tau_posterior(tilt, frame.inverse[:, 1, 1])))
     fits = [
-        _fit_periods(frame, d, unseen, tilt_unseen, tau, bins_keep_level=not explained_spread)
+        _fit_periods(frame, d, unseen, unseen_tilt, tau, bins_keep_level=not explained_spread)
         for frame, d, tau in zip(frames, decoupled, _together_still(taus), strict=True)
     ]
     evidence = [e for _, e in fits if e is not None]
