@@ -58,7 +58,10 @@ def _logit(p: np.ndarray) -> np.ndarray:
 #: ``centre`` the mean of the scores' logits (-0.6 by default: about half the rows positive;
 #: -3.5: a tenth positive and 30 or so predicted positives per 5,000-row chunk, so that a
 #: chunk's precision rests on a few dozen rows, as a fraud or default model's does),
-#: ``label_shift`` the production prevalence odds ratio, ``unseen`` the sd (logit) of a shift of
+#: ``label_shift`` the production prevalence odds ratio at unchanged scores (every score's odds
+#: times it: to the estimator a concept shift), ``prior_odds`` a label shift proper: production's
+#: prevalence odds times it, each class's scores as the reference's (so that the scores move too,
+#: and every score's odds move by the same factor), ``unseen`` the sd (logit) of a shift of
 #: P(y | score) drawn once per stream for all of production: production a year on from a
 #: reference that shows no drift of its own (the drift ``LabelFreeEstimator(unseen_drift=...)``
 #: allows for; the stream draws it from that prior, and with it a change of production's
@@ -80,6 +83,7 @@ SCENARIOS: dict[str, dict[str, float]] = {
     "concept shift (+0.25 logit)": {"concept": 0.25},
     "concept shift mid-stream (+0.4 logit)": {"concept": 0.4, "concept_from": 0.5},
     "label shift (odds x1.3)": {"label_shift": 1.3},
+    "label shift, scores moved (odds x1.3)": {"prior_odds": 1.3},
     "rare positives": {"centre": -3.5},
     "rare positives + drift": {"centre": -3.5, "drift": 0.12},
     "drift that follows the score level": {
@@ -112,6 +116,7 @@ def simulate(
     coarse, concept = s.get("coarse", 0.0), s.get("concept", 0.0)
     shifted_from = round(s.get("concept_from", 0.0) * n_chunks)
     odds = s.get("label_shift", 1.0)
+    prior_odds = s.get("prior_odds", 1.0)
     centre = s.get("centre", -0.6)
     base = rng.normal(-0.6, 0.2)
     if unseen is None:
@@ -131,7 +136,11 @@ def simulate(
         # level_tilt its calibration moves and turns with them (what moves the scores moves
         # the labels too).
         level = rng.normal(0.0, production_location if production else location)
-        z = rng.normal(centre + level, 1.4, n)
+        # A label shift proper draws three times the rows as the reference would and keeps
+        # each with a probability by its label, which leaves each class's scores as they were.
+        resampled = production and prior_odds != 1.0
+        pool = 3 * n if resampled else n
+        z = rng.normal(centre + level, 1.4, pool)
         scores = _expit(z)
         if coarse:
             scores = np.clip(np.round(scores / coarse) * coarse, 0.0, 1.0)
@@ -143,7 +152,16 @@ def simulate(
         if production:
             truth = truth + np.log(odds) + unseen
         probabilities = _expit(truth)
-        labels = (rng.random(n) < probabilities).astype(np.int64)
+        labels = (rng.random(pool) < probabilities).astype(np.int64)
+        if resampled:
+            keep_positive, keep_negative = min(prior_odds, 1.0), min(1.0 / prior_odds, 1.0)
+            kept = rng.random(pool) < np.where(labels == 1, keep_positive, keep_negative)
+            rows = np.flatnonzero(kept)[:n]
+            if rows.shape[0] < n:
+                raise RuntimeError(f"prior_odds {prior_odds}: too few rows kept")
+            # Bayes: every score's odds times the prevalence's.
+            probabilities = _expit(truth[rows] + np.log(prior_odds))
+            labels, scores = labels[rows], scores[rows]
         return labels, scores, probabilities
 
     ref = [period(n_reference // periods, False) for _ in range(periods)]
