@@ -2155,6 +2155,27 @@ def test_scenarios_are_all_exercised() -> None:
     assert set(CLAIMED) <= set(SCENARIOS)
 
 
+def test_the_simulated_label_shift_keeps_each_class_s_scores() -> None:
+    """The label shift proper of the coverage benchmark is what its name says: production's
+    prevalence odds are 1.3 times the reference's (within four standard errors of the log odds
+    ratio), each class's scores come from the reference's distribution (two-sample
+    Kolmogorov-Smirnov, p > 0.001), and the production rows' true probabilities average to
+    their prevalence (within four binomial standard errors)."""
+    from scipy.stats import ks_2samp
+
+    stream = simulate("label shift, scores moved (odds x1.3)", np.random.default_rng(3))
+    ref, prod = stream.ref_labels, stream.labels
+    log_ratio = math.log(prod.mean() / (1 - prod.mean())) - math.log(ref.mean() / (1 - ref.mean()))
+    se = math.sqrt(sum(1.0 / (y.size * y.mean() * (1 - y.mean())) for y in (ref, prod)))
+    assert abs(log_ratio - math.log(1.3)) < 4 * se, (log_ratio, se)
+    for label in (0, 1):
+        result = ks_2samp(stream.ref_scores[ref == label], stream.scores[prod == label])
+        assert result.pvalue > 0.001, (label, result)
+    assert stream.probabilities is not None
+    binomial_se = math.sqrt(prod.mean() * (1 - prod.mean()) / prod.size)
+    assert abs(stream.probabilities.mean() - prod.mean()) < 4 * binomial_se
+
+
 # ------------------------------------------------------------------------------ multiclass
 
 
