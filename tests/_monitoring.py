@@ -528,6 +528,29 @@ def rainfall_streams() -> list[Stream]:
     ]
 
 
+def with_label_shift(stream: Stream, odds: float, seed: int = 0) -> Stream:
+    """A real stream with a label shift dialled in: each production row kept with a probability
+    by its label (positives min(odds, 1), negatives min(1 / odds, 1)), in consecutive runs of
+    1.5 chunks' rows, so that every stretch of production has its prevalence odds ``odds``
+    times its own while each class's scores stay the real ones (and whatever else the stream
+    did stays too). The reference is left as it is."""
+    rng = np.random.default_rng(seed)
+    run = 3 * CHUNK // 2
+    kept = []
+    for start in range(0, stream.labels.shape[0], run):
+        rows = np.arange(start, min(stream.labels.shape[0], start + run))
+        keep = np.where(stream.labels[rows] == 1, min(odds, 1.0), min(1.0 / odds, 1.0))
+        kept.append(rows[rng.random(rows.shape[0]) < keep])
+    rows = np.concatenate(kept)
+    return Stream(
+        f"{stream.name}, prevalence odds x{odds:g}",
+        stream.ref_labels,
+        stream.ref_scores,
+        stream.labels[rows],
+        stream.scores[rows],
+    )
+
+
 def midranks(scores: np.ndarray) -> np.ndarray:
     """Each score's rank among ``scores`` (1-based), ties sharing their mean rank."""
     order = np.argsort(scores, kind="stable")

@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -397,11 +398,12 @@ def test_estimate_with_chunks_periods_and_realized_values(files: dict[str, Path]
     )
 
 
-def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:
-    """--unseen-drift is the estimator's unseen_drift: on analysis scores whose distribution
-    moved away from the reference's (where the unseen drift applies: a chunk like one more
-    reference window gets none of it), a large one widens the accuracy interval, the default
-    is 0.08, and a negative sd is refused naming the option."""
+def _on_shifted_scores(
+    files: dict[str, Path], metric: str
+) -> tuple[tuple[str, ...], Callable[..., dict[str, float]]]:
+    """``probeval estimate`` on 600 analysis scores far above the reference's (0.55-0.85):
+    its arguments (JSON output, ``metric`` alone), and a run with further arguments returning
+    the chunk's estimate of ``metric`` (mean, HDI)."""
     rng = np.random.default_rng(1)
     shifted = np.round(np.clip(0.55 + 0.3 * rng.random(600), 0, 1), 4)
     analysis = _write_csv(files["root"] / "shifted.csv", {"score_a": shifted.tolist()})
@@ -410,16 +412,31 @@ def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:
         str(analysis),
         *_estimate_args(files)[5:],
         "--metrics",
-        "accuracy",
+        metric,
         "--format",
         "json",
     )
 
-    def width(*extra: str) -> float:
+    def estimate(*extra: str) -> dict[str, float]:
         out = _run(*base, *extra)
         assert out.returncode == 0, out.stderr
-        estimate = json.loads(out.stdout)["result"]["chunks"][0]["metrics"]["accuracy"]["estimate"]
-        return float(estimate["hdi_high"] - estimate["hdi_low"])
+        chunk = json.loads(out.stdout)["result"]["chunks"][0]
+        result: dict[str, float] = chunk["metrics"][metric]["estimate"]
+        return result
+
+    return base, estimate
+
+
+def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:
+    """--unseen-drift is the estimator's unseen_drift: on analysis scores whose distribution
+    moved away from the reference's (where the unseen drift applies: a chunk like one more
+    reference window gets none of it), a large one widens the accuracy interval, the default
+    is 0.08, and a negative sd is refused naming the option."""
+    base, estimate = _on_shifted_scores(files, "accuracy")
+
+    def width(*extra: str) -> float:
+        interval = estimate(*extra)
+        return float(interval["hdi_high"] - interval["hdi_low"])
 
     assert width("--unseen-drift", "0") < width("--unseen-drift", "0.5")
     assert width("--unseen-drift", "0.08") == width()
@@ -428,36 +445,24 @@ def test_estimate_unseen_drift_option(files: dict[str, Path]) -> None:
     assert "unseen_drift must be >= 0" in out.stderr
 
 
+def test_estimate_shift_option(files: dict[str, Path]) -> None:
+    """--shift is the estimator's shift: "covariate" is the default; "label" reads the
+    analysis scores' move as a change of prevalence, which moves the estimated prevalence with
+    the scores (here scores far above the reference's: a higher prevalence); anything else is
+    refused naming the option."""
+    base, estimate = _on_shifted_scores(files, "prevalence")
+    assert estimate("--shift", "covariate") == estimate()
+    assert estimate("--shift", "label")["mean"] > estimate()["mean"]
+    out = _run(*base, "--shift", "prior")
+    assert out.returncode == 2
+    assert "--shift" in out.stderr
+
+
 def test_estimate_drift_per_shift_option(files: dict[str, Path]) -> None:
     """--drift-per-shift is the estimator's drift_per_shift: on analysis scores that sit far
     higher than the reference's, 0 narrows the interval; a negative sd is refused naming the
     option."""
-    rng = np.random.default_rng(1)
-    shifted = np.round(np.clip(0.55 + 0.3 * rng.random(600), 0, 1), 4)
-    analysis = _write_csv(files["root"] / "shifted.csv", {"score_a": shifted.tolist()})
-    base = (
-        "estimate",
-        "--reference",
-        str(files["reference"]),
-        "--analysis",
-        str(analysis),
-        "--y-true",
-        "label",
-        "--y-score",
-        "score_a",
-        "--metrics",
-        "accuracy",
-        "--format",
-        "json",
-    )
-
-    def interval(*extra: str) -> dict[str, float]:
-        out = _run(*base, *extra)
-        assert out.returncode == 0, out.stderr
-        chunk = json.loads(out.stdout)["result"]["chunks"][0]
-        estimate: dict[str, float] = chunk["metrics"]["accuracy"]["estimate"]
-        return estimate
-
+    base, interval = _on_shifted_scores(files, "accuracy")
     default, none, half = (
         interval(),
         interval("--drift-per-shift", "0"),

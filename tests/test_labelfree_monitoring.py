@@ -3023,8 +3023,8 @@ def test_the_chunks_bin_sd_sits_where_core_args_puts_it(
     seen: list[tuple[Any, Any]] = []
     original = module.LabelFreeEstimator._labelled_cell_sd
 
-    def spy(self: Any, expected: Any, drift_model: Any, drift: Any, stats: Any, share: Any) -> Any:
-        out = original(self, expected, drift_model, drift, stats, share)
+    def spy(self: Any, expected: Any, drift_model: Any, drift: Any, *rest: Any) -> Any:
+        out = original(self, expected, drift_model, drift, *rest)
         seen.append((drift_model, out))
         return out
 

@@ -519,6 +519,7 @@ def test_ordered_multiclass_score_posteriors_are_finite_and_in_range(
     chunk_size=st.one_of(st.none(), st.integers(1, 20)),
     unseen_drift=st.floats(0.0, 2.0),
     drift_per_shift=st.floats(0.0, 2.0),
+    shift=st.sampled_from(["covariate", "label"]),
 )
 def test_label_free_estimates_are_finite_and_in_range(
     reference: list[tuple[float, bool]],
@@ -531,15 +532,23 @@ def test_label_free_estimates_are_finite_and_in_range(
     chunk_size: int | None,
     unseen_drift: float,
     drift_per_shift: float,
+    shift: str,
 ) -> None:
-    estimator = pe.LabelFreeEstimator(
-        n_bins=n_bins,
-        threshold=threshold,
-        metrics=["accuracy", "f1", "mcc", "roc_auc", "fpr", "average_precision"],
-        calibration=calibration,
-        unseen_drift=unseen_drift,
-        drift_per_shift=drift_per_shift,
-    )
+    options = {
+        "n_bins": n_bins,
+        "threshold": threshold,
+        "metrics": ["accuracy", "f1", "mcc", "roc_auc", "fpr", "average_precision"],
+        "calibration": calibration,
+        "unseen_drift": unseen_drift,
+        "drift_per_shift": drift_per_shift,
+        "shift": shift,
+    }
+    if shift == "label" and calibration == "perfect":
+        # A label shift moves the reference's calibration: none to move.
+        with pytest.raises(ValueError, match='calibration="reference"'):
+            pe.LabelFreeEstimator(**options)
+        return
+    estimator = pe.LabelFreeEstimator(**options)
     labels = [r[1] for r in reference]
     if len(set(labels)) == 1:
         # A reference of one class cannot calibrate anything: refused at fit.
@@ -611,6 +620,7 @@ def test_label_free_estimates_are_finite_and_in_range(
     chunk_size=st.one_of(st.none(), st.integers(1, 20)),
     unseen_drift=st.floats(0.0, 2.0),
     coarse=st.booleans(),
+    shift=st.sampled_from(["covariate", "label"]),
 )
 def test_label_free_estimates_with_partial_labels_and_periods_are_finite(
     reference: list[tuple[float, bool]],
@@ -622,6 +632,7 @@ def test_label_free_estimates_with_partial_labels_and_periods_are_finite(
     chunk_size: int | None,
     unseen_drift: float,
     coarse: bool,
+    shift: str,
 ) -> None:
     """The paths labels open (production's course and tilt, the bins' offsets) and declared
     periods, on any scores (ties, a tenth's steps), any mix of known and missing labels: finite
@@ -644,6 +655,7 @@ def test_label_free_estimates_with_partial_labels_and_periods_are_finite(
         threshold=threshold,
         unseen_drift=unseen_drift,
         metrics=["accuracy", "precision", "recall", "f1", "roc_auc", "average_precision"],
+        shift=shift,
     ).fit(ref_labels, ref_scores, periods=declared)
     result = estimator.estimate(
         scores, target=target, chunk_size=chunk_size, n_samples=100, rng=1, partial_labels=partial
@@ -711,6 +723,7 @@ def test_hostile_values_for_label_free_estimation(value: Any) -> None:
         lambda: pe.LabelFreeEstimator(calibration=value),
         lambda: pe.LabelFreeEstimator(unseen_drift=value),
         lambda: pe.LabelFreeEstimator(drift_per_shift=value),
+        lambda: pe.LabelFreeEstimator(shift=value),
         lambda: pe.LabelFreeEstimator().fit(value, [0.5]),
         lambda: pe.LabelFreeEstimator().fit([1], value),
         lambda: estimator.estimate(value),

@@ -607,6 +607,7 @@ def _estimate(args: argparse.Namespace) -> Output:
         method=args.method,
         unseen_drift=args.unseen_drift,
         drift_per_shift=args.drift_per_shift,
+        shift=args.shift,
     )
     estimator.fit(
         ref_truth, ref_score, pos_label=_pos_label(args.pos_label, ref_truth), labels=classes
@@ -1316,6 +1317,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="hierarchical",
         help="let the calibration drift as much as the reference periods did (default), or the "
         "pooled reference calibration unchanged",
+    )
+    est.add_argument(
+        "--shift",
+        choices=("covariate", "label"),
+        default="covariate",
+        help="what moved between the reference and production: the mix of scores, P(y | score) "
+        "carrying over (default); or the prevalence, each class's scores carrying over (a "
+        "label shift, read from each chunk's scores; binary scores only)",
     )
     est.add_argument(
         "--unseen-drift",
