@@ -22,7 +22,8 @@ by default; a last chunk under half of it is left out). ``--reference-rows`` giv
 simulated streams a reference of that many rows (five periods; 25,000 by default; the real
 streams are left out then); ``--only NAME`` (repeatable) runs those streams alone;
 ``--spread`` prints the sd of (realized - mean) / posterior sd (1 for intervals as wide as
-the errors need; under 1: wider) in place of the mean absolute error.
+the errors need; under 1: wider) in place of the mean absolute error; ``--shift label`` runs
+the hierarchical rows with the label shift model (``LabelFreeEstimator(shift="label")``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def main() -> None:
     parser.add_argument("--reference-rows", type=int, default=REFERENCE_ROWS)
     parser.add_argument("--only", action="append", metavar="NAME")
     parser.add_argument("--spread", action="store_true")
+    parser.add_argument("--shift", choices=["covariate", "label"], default="covariate")
     parser.add_argument("--json")
     args = parser.parse_args()
     rows: dict[str, Any] = {}
@@ -99,8 +101,9 @@ def main() -> None:
             streams = rainfall_streams()
         else:
             streams = simulated_streams(name, args.reps, args.with_unseen, args.reference_rows)
-        runs = [("pooled", {"method": "pooled"}, 0.0), ("hierarchical", {}, 0.0)]
-        runs.append((f"+{args.labels:.0%} labels", {}, args.labels))
+        own = {"shift": args.shift}
+        runs = [("pooled", {"method": "pooled"}, 0.0), ("hierarchical", own, 0.0)]
+        runs.append((f"+{args.labels:.0%} labels", own, args.labels))
         for label, kwargs, fraction in runs:
             merged = _merge(
                 [
