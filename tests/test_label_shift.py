@@ -313,7 +313,7 @@ def test_label_shift_is_refused_where_it_does_not_apply() -> None:
 
 def test_label_shift_is_saved_and_shown() -> None:
     """The option survives to_dict / from_dict (JSON), a payload saved before it existed
-    reads as the covariate shift, and the repr names it."""
+    reads as the covariate shift, the repr names it, and so do the estimates."""
     rng = np.random.default_rng(2)
     labels, scores, _ = _draw(rng, 5_000, 1.0)
     estimator = pe.LabelFreeEstimator(shift="label").fit(labels, scores)
@@ -325,6 +325,11 @@ def test_label_shift_is_saved_and_shown() -> None:
     first = estimator.estimate(production, n_samples=500, rng=3).posterior("accuracy")
     second = again.estimate(production, n_samples=500, rng=3).posterior("accuracy")
     np.testing.assert_array_equal(first.samples, second.samples)
+    # The estimate says which shift it assumed, in its summary's title and its payload.
+    result = again.estimate(production, n_samples=200, rng=3)
+    assert "hierarchical, label shift" in result.summary().title
+    assert result.to_dict()["shift"] == "label"
+    assert pe.LabelFreeEstimator().fit(labels, scores).estimate(production).shift == "covariate"
     del payload["shift"]
     assert pe.LabelFreeEstimator.from_dict(payload).shift == "covariate"
 

@@ -661,6 +661,7 @@ def _estimate(args: argparse.Namespace) -> Output:
         target=args.target,
         calibration=args.calibration,
         method=args.method,
+        shift=args.shift,
         n_bins=args.n_bins,
         threshold=args.threshold,
     )

@@ -1056,6 +1056,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             ci=ci,
             counts=np.asarray(stats[0]),
             diagnostics=diagnostics,
+            shift=self.shift,
         )
 
     def _estimate_multiclass(
@@ -2693,6 +2694,7 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
         ci: float,
         counts: np.ndarray,
         diagnostics: dict[str, np.ndarray],
+        shift: str = "covariate",
     ) -> None:
         self._results = results
         self._metrics = metrics
@@ -2702,6 +2704,7 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
         self.target = target
         self.calibration = calibration
         self.method = method
+        self.shift = shift
         self.ci = ci
         self._counts = counts
         self._diagnostics = diagnostics
@@ -2864,8 +2867,9 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
                     columns["realized_low"].append(interval[0])
                     columns["realized_high"].append(interval[1])
         percent = f"{100 * level:g}"
+        method = f"{self.method}, label shift" if self.shift == "label" else self.method
         title = (
-            f"label-free estimate ({self.target}, {self.calibration} calibration, {self.method}, "
+            f"label-free estimate ({self.target}, {self.calibration} calibration, {method}, "
             f"{percent}% HDI, {len(self._results)} chunks)"
         )
         return Table(columns, title=title)
@@ -2978,6 +2982,7 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
             "target": self.target,
             "calibration": self.calibration,
             "method": self.method,
+            "shift": self.shift,
             "ci": level,
             "metrics": list(self._metrics),
             "reference": {name: post.to_dict(level) for name, post in self._references().items()},
