@@ -94,6 +94,22 @@ SCENARIOS: dict[str, dict[str, float]] = {
     "tilt drift (sd 0.1)": {"tilt": 0.1},
 }
 
+#: Label shifts proper beyond the one in :data:`SCENARIOS`, for the label shift model
+#: (``LabelFreeEstimator(shift="label")``, ``benches/bench_label_shift.py``): larger and
+#: smaller prevalence odds, rare positives, and a label shift on top of the reference's own
+#: calibration drift or tilt drift.
+LABEL_SHIFTS: dict[str, dict[str, float]] = {
+    "prevalence odds x3": {"prior_odds": 3.0},
+    "prevalence odds x0.5": {"prior_odds": 0.5},
+    "rare positives, prevalence odds x2": {"centre": -3.5, "prior_odds": 2.0},
+    "prevalence odds x1.3 + calibration drift": {"prior_odds": 1.3, "drift": 0.12},
+    "prevalence odds x1.3 + tilt drift": {"prior_odds": 1.3, "tilt": 0.1},
+}
+
+
+def _scenario(name: str) -> dict[str, float]:
+    return SCENARIOS[name] if name in SCENARIOS else LABEL_SHIFTS[name]
+
 
 def simulate(
     scenario: str,
@@ -106,12 +122,13 @@ def simulate(
     production_location: float | None = None,
     unseen_tilt: float | None = None,
 ) -> Stream:
-    """One stream of a scenario from :data:`SCENARIOS`: the reference spans ``periods`` periods,
-    every production chunk is a period of its own. ``unseen``: the scenario's unseen shift
-    (default: drawn from its normal); ``production_location``: the scenario's (default: its
-    own, else its ``location``); ``unseen_tilt``: the change of production's separation
-    that comes with the unseen shift (default: drawn, as above, when the scenario has one)."""
-    s = SCENARIOS[scenario]
+    """One stream of a scenario from :data:`SCENARIOS` (or :data:`LABEL_SHIFTS`): the
+    reference spans ``periods`` periods, every production chunk is a period of its own.
+    ``unseen``: the scenario's unseen shift (default: drawn from its normal);
+    ``production_location``: the scenario's (default: its own, else its ``location``);
+    ``unseen_tilt``: the change of production's separation that comes with the unseen shift
+    (default: drawn, as above, when the scenario has one)."""
+    s = _scenario(scenario)
     drift, slope, location = s.get("drift", 0.0), s.get("slope", 1.0), s.get("location", 0.0)
     coarse, concept = s.get("coarse", 0.0), s.get("concept", 0.0)
     shifted_from = round(s.get("concept_from", 0.0) * n_chunks)
@@ -188,10 +205,10 @@ def simulated_streams(
     population having moved too, as the unseen drift assumes: its chunks' covariate shifts
     twice the reference periods' sd (0.15 where the periods have none). ``n_reference``: the
     reference's rows (five periods)."""
-    sd = SCENARIOS[scenario].get("unseen") if unseen is None else unseen
+    sd = _scenario(scenario).get("unseen") if unseen is None else unseen
     moved = None
     if unseen is not None:
-        s = SCENARIOS[scenario]
+        s = _scenario(scenario)
         moved = max(2.0 * s.get("location", 0.0), s.get("production_location", 0.15))
     streams = []
     order = np.random.default_rng(reps).permutation(reps)

@@ -27,7 +27,9 @@ from probeval.labelfree.label_shift import (
     located_shift,
 )
 from tests._monitoring import (
+    LABEL_SHIFTS,
     METRICS,
+    SCENARIOS,
     employment,
     evaluate_stream,
     simulated_streams,
@@ -35,6 +37,8 @@ from tests._monitoring import (
 )
 
 PREVALENCE = 0.3
+#: The label shift proper of the coverage benchmark's scenarios.
+LABEL_SHIFT = "label shift, scores moved (odds x1.3)"
 
 
 def _draw(
@@ -244,14 +248,18 @@ def test_a_million_rows_under_a_label_shift_are_estimated_where_they_are() -> No
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fraction", [0.0, 0.05])
-def test_coverage_under_a_simulated_label_shift(fraction: float) -> None:
-    """12 streams x 12 chunks of the simulated label shift proper (prevalence odds x 1.3,
-    each class's scores the reference's): with shift="label" the 95% HDIs cover >= 0.88 of
-    the realized values per metric (three binomial sds below 0.95; the 30-stream bench
-    measures 0.95-0.97 without labels, 0.95-0.97 with 5%), where the default covers 0.65-0.69
-    without labels, and the mean absolute error of accuracy, precision and recall is at most
-    half the default's (measured: 0.26-0.33 times) without labels."""
-    scenario = "label shift, scores moved (odds x1.3)"
+@pytest.mark.parametrize("scenario", [LABEL_SHIFT, *LABEL_SHIFTS])
+def test_coverage_under_simulated_label_shifts(scenario: str, fraction: float) -> None:
+    """12 streams x 12 chunks of each simulated label shift proper (each class's scores the
+    reference's; prevalence odds x 1.3, x 3, x 0.5, rare positives x 2, x 1.3 on top of
+    calibration drift or tilt drift): with shift="label" the 95% HDIs cover >= 0.88 of the
+    realized values per metric (three binomial sds below 0.95; ``bench_label_shift.py``
+    measures 0.93-0.99 over 20 streams, with and without 5% labelled), where the default covers
+    0.65-0.69 of the odds x 1.3, 0.00-0.09 of one metric or more at x 3, x 0.5 and rare x 2,
+    and 0.86-0.95 on top of the drifts. Without labels,
+    where the label shift is all that moved, the mean absolute error of accuracy, precision
+    and recall is at most half the default's (measured 0.05-0.45 times over 20 streams; on top
+    of the reference's calibration or tilt drift 0.37-0.64, not asserted)."""
     streams = simulated_streams(scenario, 12)
 
     def pooled(kwargs: dict[str, Any]) -> dict[str, tuple[float, float]]:
@@ -271,7 +279,8 @@ def test_coverage_under_a_simulated_label_shift(fraction: float) -> None:
     for metric in METRICS:
         print(f"{metric:9s} coverage {label[metric][0]:.2f} MAE {label[metric][1]:.4f}")
         assert label[metric][0] >= 0.88, (metric, label[metric])
-    if fraction == 0.0:
+    settings = {**SCENARIOS, **LABEL_SHIFTS}[scenario]
+    if fraction == 0.0 and not ({"drift", "tilt"} & set(settings)):
         default = pooled({})
         for metric in ("accuracy", "precision", "recall"):
             assert label[metric][1] <= 0.5 * default[metric][1], (metric, label, default)
