@@ -1646,7 +1646,12 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         With labels, a binary calibration's chunks get their own prior of the tilt as well
         (:func:`production_priors`, :data:`TILT_NOT_MOVED`); the priors' masses on production
         having moved (but a multiclass confidence calibration's) follow ``share``, how far its
-        scores moved (:meth:`_unseen_share`, :func:`movement_prior_scale`)."""
+        scores moved (:meth:`_unseen_share`, :func:`movement_prior_scale`). With
+        ``shift="label"`` each chunk's shift is its label shift, which its bin counts show,
+        plus all of the above (:func:`label_shift.convolved_priors`; with labels, the course
+        through time follows what is left beyond the label shift,
+        :func:`label_shift.drift_evidence`); what the above reads from how far the scores moved
+        it reads from ``moved_counts``, the counts with the label shift taken back out."""
         if self.method == "pooled" or self.calibration == "perfect":
             return None
         if calibration is None or stats is None:
