@@ -8,9 +8,12 @@ the prevalence's odds ratio e^a, so that a chunk's calibration is the reference'
 chunk's scores. With r_b the reference's positive rate in bin b and s_b its share of the
 reference's rows, bin b holds a share proportional to s_b (1 - r_b + r_b e^a) of a chunk whose
 prevalence odds moved by e^a; the chunk's bin counts are multinomial on those shares, which is
-the likelihood of a (Saerens, Latinne and Decaestecker 2002 maximise the same likelihood by EM;
-on bins, as here, it is the maximum-likelihood form of black-box shift estimation, Lipton, Wang
-and Smola 2018).
+the likelihood of a: maximum-likelihood label shift estimation (MLLS) on the bins. Saerens,
+Latinne and Decaestecker (2002) maximise the same likelihood by EM on the rows' scores, which
+must then be calibrated; here each bin's rate is the reference's measured one, which is the
+calibration Alexandari, Kundaje and Shrikumar (2020) find MLLS needs, and black-box shift
+estimation (Lipton, Wang and Smola 2018) is MLLS on a coarser calibration, the confusion
+matrix's (Garg, Wu, Balakrishnan and Lipton 2020).
 
 numpy only; the estimator (``LabelFreeEstimator(shift="label")``) puts the result into the
 drift model's per-chunk priors of the shift.
