@@ -107,6 +107,15 @@ LABEL_SHIFTS: dict[str, dict[str, float]] = {
 }
 
 
+def kept_by_label(labels: np.ndarray, odds: float, rng: np.random.Generator) -> np.ndarray:
+    """Which rows a label shift keeps: positives with probability min(odds, 1), negatives
+    min(1 / odds, 1), so that the kept rows' prevalence odds are ``odds`` times the rows' and
+    each class's scores are a random sample of its own."""
+    keep = np.where(labels == 1, min(odds, 1.0), min(1.0 / odds, 1.0))
+    out: np.ndarray = rng.random(labels.shape[0]) < keep
+    return out
+
+
 def _scenario(name: str) -> dict[str, float]:
     return SCENARIOS[name] if name in SCENARIOS else LABEL_SHIFTS[name]
 
@@ -171,9 +180,7 @@ def simulate(
         probabilities = _expit(truth)
         labels = (rng.random(pool) < probabilities).astype(np.int64)
         if resampled:
-            keep_positive, keep_negative = min(prior_odds, 1.0), min(1.0 / prior_odds, 1.0)
-            kept = rng.random(pool) < np.where(labels == 1, keep_positive, keep_negative)
-            rows = np.flatnonzero(kept)[:n]
+            rows = np.flatnonzero(kept_by_label(labels, prior_odds, rng))[:n]
             if rows.shape[0] < n:
                 raise RuntimeError(f"prior_odds {prior_odds}: too few rows kept")
             # Bayes: every score's odds times the prevalence's.
@@ -556,8 +563,7 @@ def with_label_shift(stream: Stream, odds: float, seed: int = 0) -> Stream:
     kept = []
     for start in range(0, stream.labels.shape[0], run):
         rows = np.arange(start, min(stream.labels.shape[0], start + run))
-        keep = np.where(stream.labels[rows] == 1, min(odds, 1.0), min(1.0 / odds, 1.0))
-        kept.append(rows[rng.random(rows.shape[0]) < keep])
+        kept.append(rows[kept_by_label(stream.labels[rows], odds, rng)])
     rows = np.concatenate(kept)
     return Stream(
         f"{stream.name}, prevalence odds x{odds:g}",
@@ -566,6 +572,17 @@ def with_label_shift(stream: Stream, odds: float, seed: int = 0) -> Stream:
         stream.labels[rows],
         stream.scores[rows],
     )
+
+
+def pooled_results(results: list[dict[str, dict[str, list[float]]]]) -> dict[str, dict[str, float]]:
+    """Per metric, the coverage and mean absolute error over every chunk of several
+    :func:`evaluate_stream` results."""
+    out = {}
+    for metric in METRICS:
+        covered = [c for r in results for c in r[metric]["covered"]]
+        errors = [e for r in results for e in r[metric]["error"]]
+        out[metric] = {"coverage": float(np.mean(covered)), "mae": float(np.mean(errors))}
+    return out
 
 
 def midranks(scores: np.ndarray) -> np.ndarray:

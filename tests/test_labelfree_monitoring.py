@@ -40,21 +40,12 @@ from tests._monitoring import (
     labelled_rows,
     one_vs_rest_point_estimate,
     oracle_errors,
+    pooled_results,
     rainfall_streams,
     realized,
     simulate,
     simulated_streams,
 )
-
-
-def _pooled(results: list[dict[str, dict[str, list[float]]]]) -> dict[str, dict[str, float]]:
-    out = {}
-    for metric in METRICS:
-        covered = [c for r in results for c in r[metric]["covered"]]
-        errors = [e for r in results for e in r[metric]["error"]]
-        out[metric] = {"coverage": float(np.mean(covered)), "mae": float(np.mean(errors))}
-    return out
-
 
 # ------------------------------------------------------------------------------ real data
 
@@ -80,8 +71,8 @@ def test_realized_hdi_covers_real_flights_chunks(streams: dict[str, Any], featur
     the 95% HDI covers the value measured once labels arrive in >= 90% of chunks for every
     metric (the pooled calibration: 16-91%)."""
     stream = streams[features]
-    result = _pooled([evaluate_stream(stream)])
-    pooled = _pooled([evaluate_stream(stream, {"method": "pooled"})])
+    result = pooled_results([evaluate_stream(stream)])
+    pooled = pooled_results([evaluate_stream(stream, {"method": "pooled"})])
     _print_against_pooled(stream.name, result, pooled)
     for metric in METRICS:
         assert result[metric]["coverage"] >= 0.90, (metric, result[metric])
@@ -124,17 +115,17 @@ def test_realized_hdi_covers_nannyml_chunks(loader: Any, mae_exempt: tuple[str, 
         stream = loader()
     except ModuleNotFoundError:
         pytest.skip("needs NannyML's data: pip install --no-deps nannyml==0.13.1")
-    result = _pooled([evaluate_stream(stream)])
-    pooled = _pooled([evaluate_stream(stream, {"method": "pooled"})])
+    result = pooled_results([evaluate_stream(stream)])
+    pooled = pooled_results([evaluate_stream(stream, {"method": "pooled"})])
     _print_against_pooled(stream.name, result, pooled)
-    labelled = _pooled([evaluate_stream(stream, label_fraction=0.05)])
+    labelled = pooled_results([evaluate_stream(stream, label_fraction=0.05)])
     for metric in METRICS:
         assert result[metric]["coverage"] >= 0.90, (metric, result[metric])
         assert labelled[metric]["coverage"] >= 0.90, (metric, labelled[metric])
         if metric not in mae_exempt:
             assert result[metric]["mae"] <= pooled[metric]["mae"], (metric, result, pooled)
     if loader is car_loan:
-        without = _pooled([evaluate_stream(stream, {"drift_per_shift": 0.0})])
+        without = pooled_results([evaluate_stream(stream, {"drift_per_shift": 0.0})])
         assert without["precision"]["coverage"] < 0.90, without
 
 
@@ -155,8 +146,8 @@ def test_realized_hdi_covers_employment_in_short_chunks() -> None:
         stream = employment()
     except ModuleNotFoundError:
         pytest.skip("needs NannyML's data: pip install --no-deps nannyml==0.13.1")
-    result = _pooled([evaluate_stream(stream, chunk_size=1_000)])
-    pooled = _pooled([evaluate_stream(stream, {"method": "pooled"}, chunk_size=1_000)])
+    result = pooled_results([evaluate_stream(stream, chunk_size=1_000)])
+    pooled = pooled_results([evaluate_stream(stream, {"method": "pooled"}, chunk_size=1_000)])
     _print_against_pooled(f"{stream.name}, 1,000 rows", result, pooled)
     assert result["precision"]["coverage"] >= 0.93, result["precision"]
     for metric in METRICS:
@@ -180,8 +171,8 @@ def test_realized_hdi_covers_california_housing_in_small_chunks() -> None:
         stream = california_housing()
     except ModuleNotFoundError:
         pytest.skip("needs NannyML's data: pip install --no-deps nannyml==0.13.1")
-    result = _pooled([evaluate_stream(stream, chunk_size=1_000, n_samples=10_000)])
-    pooled = _pooled(
+    result = pooled_results([evaluate_stream(stream, chunk_size=1_000, n_samples=10_000)])
+    pooled = pooled_results(
         [evaluate_stream(stream, {"method": "pooled"}, chunk_size=1_000, n_samples=10_000)]
     )
     _print_against_pooled(stream.name, result, pooled)
@@ -223,7 +214,7 @@ def test_rainfall_change_of_measurement_is_flagged_and_labels_show_it() -> None:
     assert min(flags[False]) >= 1e-3, flags[False]
 
     def run(kwargs: dict[str, Any], label_fraction: float = 0.0) -> dict[str, dict[str, float]]:
-        return _pooled(
+        return pooled_results(
             [
                 evaluate_stream(
                     stream, kwargs, seed=i, chunk_size=1_000, label_fraction=label_fraction
@@ -280,7 +271,9 @@ def test_acs_employment_models_of_ours_are_covered_where_calibration_moved_unsee
                     runs.setdefault(label, {}).setdefault(features, []).append(
                         evaluate_stream(stream, kwargs, label_fraction=fraction)
                     )
-    total = {label: _pooled([r for rs in by.values() for r in rs]) for label, by in runs.items()}
+    total = {
+        label: pooled_results([r for rs in by.values() for r in rs]) for label, by in runs.items()
+    }
     _print_against_pooled("ACS designs", total["default"], total["pooled"])
     _print_against_pooled("ACS designs, 5%", total["labelled"], total["default"])
     for metric in METRICS:
@@ -288,7 +281,7 @@ def test_acs_employment_models_of_ours_are_covered_where_calibration_moved_unsee
         assert result["coverage"] >= 0.9, (metric, result)
         assert result["mae"] <= pooled["mae"] * (1.1 if metric == "recall" else 1.0), metric
         for features, by in runs["default"].items():
-            ours, theirs = _pooled(by), _pooled(runs["pooled"][features])
+            ours, theirs = pooled_results(by), pooled_results(runs["pooled"][features])
             assert ours[metric]["coverage"] >= theirs[metric]["coverage"], (features, metric)
         labelled = total["labelled"][metric]
         assert labelled["coverage"] >= 0.9, (metric, labelled)
@@ -301,8 +294,8 @@ def test_five_percent_labels_cut_the_error_on_real_flights(streams: dict[str, An
     labelled at random at least halve the mean absolute error of accuracy, and keep the
     coverage."""
     stream = streams["schedule"]
-    without = _pooled([evaluate_stream(stream)])
-    with_labels = _pooled([evaluate_stream(stream, label_fraction=0.05)])
+    without = pooled_results([evaluate_stream(stream)])
+    with_labels = pooled_results([evaluate_stream(stream, label_fraction=0.05)])
     for metric in METRICS:
         print(
             f"{metric:9s} MAE {without[metric]['mae']:.4f} -> {with_labels[metric]['mae']:.4f}, "
@@ -341,8 +334,8 @@ def test_coverage_under_simulated_failure_modes(scenario: str) -> None:
     P(y | score) that leaves the scores as they were ("unseen drift (sd 0.08 logit)") is a
     concept shift to the estimator and is not claimed: 0.84-0.86."""
     streams = simulated_streams(scenario, 12)
-    result = _pooled([evaluate_stream(s, seed=i) for i, s in enumerate(streams)])
-    pooled = _pooled(
+    result = pooled_results([evaluate_stream(s, seed=i) for i, s in enumerate(streams)])
+    pooled = pooled_results(
         [evaluate_stream(s, {"method": "pooled"}, seed=i) for i, s in enumerate(streams)]
     )
     for metric in METRICS:
@@ -1999,7 +1992,7 @@ def test_chunks_beyond_the_periods_levels_follow_the_coupling() -> None:
     recall covered 0.82 and ROC AUC 0.88, the realized values going on along the line; now
     0.93-0.99. Asserted: every metric >= 0.90."""
     streams = simulated_streams("drift that follows the score level", 24, unseen=0.08)
-    result = _pooled(
+    result = pooled_results(
         [evaluate_stream(s, seed=i, label_fraction=0.05) for i, s in enumerate(streams)]
     )
     for metric in METRICS:
@@ -2640,9 +2633,9 @@ def test_a_calibration_that_follows_the_score_level_is_followed(
     from probeval.labelfree import drift
 
     streams = simulated_streams("drift that follows the score level", 2)
-    coupled = _pooled([evaluate_stream(s, seed=i) for i, s in enumerate(streams)])
+    coupled = pooled_results([evaluate_stream(s, seed=i) for i, s in enumerate(streams)])
     monkeypatch.setattr(drift, "_coupling", lambda *args: (0.0, 0.0))
-    plain = _pooled([evaluate_stream(s, seed=i) for i, s in enumerate(streams)])
+    plain = pooled_results([evaluate_stream(s, seed=i) for i, s in enumerate(streams)])
     for metric in ("accuracy", "recall", "f1", "roc_auc"):
         assert coupled[metric]["mae"] < 0.8 * plain[metric]["mae"], (metric, coupled, plain)
         assert coupled[metric]["coverage"] >= 0.85
@@ -2694,9 +2687,9 @@ def test_calibration_that_follows_the_score_level_on_real_flights(
     from probeval.labelfree import drift
 
     stream = flights("departure", late=60)
-    coupled = _pooled([evaluate_stream(stream)])
+    coupled = pooled_results([evaluate_stream(stream)])
     monkeypatch.setattr(drift, "_coupling", lambda *args: (0.0, 0.0))
-    plain = _pooled([evaluate_stream(stream)])
+    plain = pooled_results([evaluate_stream(stream)])
     _print_against_pooled(stream.name, coupled, plain)
     for metric in ("accuracy", "recall", "f1", "roc_auc"):
         assert coupled[metric]["mae"] < 0.85 * plain[metric]["mae"], (metric, coupled, plain)
@@ -3239,7 +3232,7 @@ def test_labels_show_the_bins_of_chunks_whose_scores_moved(
     streams = [moved_stream(seed) for seed in range(16)]
 
     def run() -> dict[str, dict[str, float]]:
-        return _pooled(
+        return pooled_results(
             [evaluate_stream(s, seed=i, label_fraction=0.05) for i, s in enumerate(streams)]
         )
 
@@ -3286,7 +3279,7 @@ def test_labels_show_bins_that_move_against_each_other_in_time(
         streams.append(replace(stream, labels=labels, probabilities=moved))
 
     def run() -> dict[str, dict[str, float]]:
-        return _pooled(
+        return pooled_results(
             [evaluate_stream(s, seed=i, label_fraction=0.2) for i, s in enumerate(streams)]
         )
 
@@ -3322,7 +3315,7 @@ def test_labels_show_a_bin_that_moved_for_good(monkeypatch: pytest.MonkeyPatch) 
         streams.append(replace(stream, labels=labels))
 
     def run() -> dict[str, dict[str, float]]:
-        return _pooled(
+        return pooled_results(
             [evaluate_stream(s, seed=i, label_fraction=0.05) for i, s in enumerate(streams)]
         )
 

@@ -985,13 +985,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         # What the scores' movement says of the calibration: with a label shift, what is left
         # of it once the chunk's prevalence is taken back out.
         moved = self._label_shift_counts(chunks, np.asarray(stats[0])) if own else None
-        counts = np.asarray(stats[0]) if moved is None else moved
+        counts, label_room = (np.asarray(stats[0]), None) if moved is None else moved
         if drift_model is None:
             share = self._unseen_share(chunks, counts, _any_known(known))
             drift_model = self._drift_for(chunks, _any_known(known), share)
         drift = None
         if not sampling_only:
-            drift = self._drift_args(drift_model, calibration, stats, share, counts)
+            drift = self._drift_args(drift_model, calibration, stats, share, counts, label_room)
         if own and drift is not None and _any_known(known):
             calibration, expected = self._moved_calibration(
                 calibration, drift_model, drift, stats, share
@@ -1593,25 +1593,28 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         a stable stream's labelled chunks to 0.99-1.00."""
         return UNSEEN_TILT_SHARE * self.unseen_drift * math.sqrt(share)
 
-    def _label_shift_counts(self, chunks: list[Chunk], counts: np.ndarray) -> np.ndarray | None:
+    def _label_shift_counts(
+        self, chunks: list[Chunk], counts: np.ndarray
+    ) -> tuple[np.ndarray, float] | None:
         """With ``shift="label"``: each chunk's bin counts with its label shift taken back out
-        (:func:`label_shift.adjusted_counts`, at the shift's posterior mean); None otherwise."""
+        (:func:`label_shift.adjusted_counts`, at the shift's posterior mean), and how far the
+        shift grid must reach for every chunk's label shift (its mean plus
+        ``_SPREAD_GRID_SDS`` sds, the largest); None otherwise."""
         if self.shift != "label":
             return None
         state = self._state()
         reference = state["positives"] + state["negatives"]
         rates = self._reference_rates()
         dispersion = self._drift_for(chunks, False, 0.0).count_dispersion
-        mean, _ = located_shift(counts, reference, rates, dispersion)
-        return adjusted_counts(counts, reference, rates, mean)
+        mean, sd = located_shift(counts, reference, rates, dispersion)
+        room = float((np.abs(mean) + _SPREAD_GRID_SDS * sd).max(initial=0))
+        return adjusted_counts(counts, reference, rates, mean), room
 
     def _reference_rates(self) -> np.ndarray:
         """Each bin's reference positive rate as the core reads it (``Calibration::rate_mean``:
         two prior rows at the bin's centre)."""
         state = self._state()
-        pos, neg = state["positives"], state["negatives"]
-        out: np.ndarray = (pos + 2.0 * self._rate_centres()) / (pos + neg + 2.0)
-        return out
+        return _rate_means(state["positives"], state["negatives"], self._rate_centres())
 
     def _label_shift_likelihood(self, drift: Drift, counts: np.ndarray) -> np.ndarray:
         """Per chunk, ln P(its bin ``counts`` | label shift a) on ``drift.shift``
@@ -1632,6 +1635,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         stats: tuple[np.ndarray, ...] | None = None,
         share: float = 1.0,
         moved_counts: np.ndarray | None = None,
+        label_room: float | None = None,
     ) -> tuple[Any, ...] | None:
         """The drift model for the core, or None (method "pooled", perfect calibration).
 
@@ -1651,7 +1655,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         plus all of the above (:func:`label_shift.convolved_priors`; with labels, the course
         through time follows what is left beyond the label shift,
         :func:`label_shift.drift_evidence`); what the above reads from how far the scores moved
-        it reads from ``moved_counts``, the counts with the label shift taken back out."""
+        it reads from ``moved_counts``, the counts with the label shift taken back out, and
+        the shift grid reaches ``label_room`` further (:meth:`_label_shift_counts`)."""
         if self.method == "pooled" or self.calibration == "perfect":
             return None
         if calibration is None or stats is None:
@@ -1659,7 +1664,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         labelled = (np.asarray(stats[3]).sum(axis=1) + np.asarray(stats[4]).sum(axis=1)) > 0
         # With a label shift, how far the scores moved beyond it (``moved_counts``).
         counts = np.asarray(stats[0]) if moved_counts is None else moved_counts
-        label = self.shift == "label" and moved_counts is not None
+        label = label_room is not None
         spread = self._shift_spread(drift, counts, bool(labelled.any()))
         # How far each chunk's shift and tilt moved with its scores' level.
         rows = np.maximum(counts.sum(axis=1), 1e-300)
@@ -1681,15 +1686,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         half = _SPREAD_GRID_SDS * float(further.max(initial=0)) + float(
             np.abs(shift_mean).max(initial=0)
         )
-        if label:
-            state = self._state()
-            located, sd = located_shift(
-                np.asarray(stats[0]),
-                state["positives"] + state["negatives"],
-                self._reference_rates(),
-                drift.count_dispersion,
-            )
-            half += float((np.abs(located) + _SPREAD_GRID_SDS * sd).max(initial=0))
+        if label_room is not None:
+            half += label_room
         wide = widen_shift(drift, half, production=bool(labelled.any() or spread.any() or label))
         if tilt_moves:
             half = float((np.abs(tilt_mean) + _SPREAD_GRID_SDS * tilt_sd).max(initial=0))
