@@ -530,12 +530,19 @@ pub struct ClassShift {
     /// make more predictions of j right and more mistakes j. Empty loading: no moves.
     pub move_sd: f64,
     pub move_loading: Vec<f64>,
+    /// Per chunk, a lower-triangular factor F of the moves' covariance (chunks × groups ×
+    /// groups, row-major), in place of `move_sd`: each draw's moves are e = F z, z ~ N(0, I).
+    /// A label shift located from the chunk's scores moves the classes' log-odds by amounts
+    /// that are correlated (one class gaining rows is the others losing them) and known to
+    /// each chunk's own precision. Empty: `move_sd` for every chunk.
+    pub move_factor: Vec<f64>,
 }
 
 impl ClassShift {
-    /// Whether the draws move the classes' log-odds (`move_sd`, `move_loading`).
+    /// Whether the draws move the classes' log-odds (`move_sd` or `move_factor`, and
+    /// `move_loading`).
     fn moves(&self) -> bool {
-        self.move_sd > 0.0 && !self.move_loading.is_empty()
+        (self.move_sd > 0.0 || !self.move_factor.is_empty()) && !self.move_loading.is_empty()
     }
 }
 
@@ -817,15 +824,17 @@ impl Drift {
                      chunk and bin, and a finite sd >= 0 per chunk and group",
                 ));
             }
+            let g = class.n_groups;
             let moves_valid = class.move_sd.is_finite()
                 && class.move_sd >= 0.0
-                && (class.move_loading.is_empty()
-                    || class.move_loading.len() == k * class.n_groups)
-                && class.move_loading.iter().all(|v| v.is_finite());
+                && (class.move_loading.is_empty() || class.move_loading.len() == k * g)
+                && class.move_loading.iter().all(|v| v.is_finite())
+                && (class.move_factor.is_empty() || class.move_factor.len() == n_chunks * g * g)
+                && class.move_factor.iter().all(|v| v.is_finite());
             if !moves_valid {
                 return Err(Error::invalid(
-                    "the class moves need a finite sd >= 0 and a finite loading per bin and \
-                     group (or none)",
+                    "the class moves need a finite sd >= 0, a finite loading per bin and group \
+                     (or none), and a finite factor per chunk and pair of groups (or none)",
                 ));
             }
         }
@@ -1047,12 +1056,20 @@ impl Drift {
         let class_sd = self.class_shift.as_ref().map_or_else(Vec::new, |class| {
             class.sd[chunk * class.n_groups..(chunk + 1) * class.n_groups].to_vec()
         });
+        let move_factor = self.class_shift.as_ref().map_or_else(Vec::new, |class| {
+            let size = class.n_groups * class.n_groups;
+            class
+                .move_factor
+                .get(chunk * size..(chunk + 1) * size)
+                .map_or_else(Vec::new, <[f64]>::to_vec)
+        });
         ChunkModel {
             offset: terms.offset,
             label_odds: terms.label_move.iter().map(|l| l.exp_m1()).collect(),
             label_move: terms.label_move,
             sd: terms.sd,
             class_sd,
+            move_factor,
             cdf,
         }
     }
@@ -1221,8 +1238,23 @@ impl Drift {
         );
         let moves = match &self.class_shift {
             Some(class) if class.moves() && !class_z.is_empty() => {
-                class_z.extend((0..class.n_groups).map(|_| class.move_sd * class_s.normal()));
-                Some((class, class_z.len() - class.n_groups))
+                let (g, start) = (class.n_groups, class_z.len());
+                if model.move_factor.is_empty() {
+                    class_z.extend((0..g).map(|_| class.move_sd * class_s.normal()));
+                } else {
+                    // e = F z in place: F is lower-triangular, so row i reads z_0..z_i only,
+                    // which the rows after it (computed first) have left as they were.
+                    class_z.extend((0..g).map(|_| class_s.normal()));
+                    for i in (0..g).rev() {
+                        let row = &model.move_factor[i * g..=i * g + i];
+                        class_z[start + i] = row
+                            .iter()
+                            .zip(&class_z[start..=start + i])
+                            .map(|(f, z)| f * z)
+                            .sum();
+                    }
+                }
+                Some((class, start))
             }
             _ => None,
         };
@@ -1443,6 +1475,9 @@ pub struct ChunkModel {
     pub sd: Vec<f64>,
     /// Per group, the sd of its shared shift (empty: none; see [`ClassShift`]).
     pub class_sd: Vec<f64>,
+    /// The chunk's factor of its groups' moves (groups × groups, lower-triangular; empty:
+    /// [`ClassShift::move_sd`]).
+    pub move_factor: Vec<f64>,
     /// Cumulative posterior probabilities of the drift grid points.
     pub cdf: Vec<f64>,
 }
@@ -4593,6 +4628,7 @@ mod tests {
                 sd: sd.to_vec(),
                 move_sd: 0.0,
                 move_loading: Vec::new(),
+                move_factor: Vec::new(),
             }),
             ..still.clone()
         };
@@ -4670,6 +4706,7 @@ mod tests {
                 sd: vec![0.0, 0.0, 0.8],
                 move_sd: 0.0,
                 move_loading: Vec::new(),
+                move_factor: Vec::new(),
             }),
             ..still_three_bin_drift()
         };
@@ -4737,7 +4774,7 @@ mod tests {
                 loading[i * 3 + j] = f64::from(u8::from(i == j)) - row[j] / total;
             }
         }
-        let moving = |move_sd: f64, move_loading: Vec<f64>| Drift {
+        let factored = |move_sd: f64, move_loading: Vec<f64>, move_factor: Vec<f64>| Drift {
             class_shift: Some(ClassShift {
                 groups: errors.predicted.clone(),
                 n_groups: 3,
@@ -4745,9 +4782,11 @@ mod tests {
                 sd: vec![0.0; 3],
                 move_sd,
                 move_loading,
+                move_factor,
             }),
             ..still_three_bin_drift()
         };
+        let moving = |move_sd: f64, move_loading: Vec<f64>| factored(move_sd, move_loading, vec![]);
         let metrics = [
             MulticlassMetric::PerClass(crate::metrics::ClassMetric::Precision, Average::Class(2)),
             MulticlassMetric::PerClass(crate::metrics::ClassMetric::Recall, Average::Class(2)),
@@ -4786,6 +4825,26 @@ mod tests {
             moved,
             run(&moving(0.5, loading.clone()), &still_tilt, 2).unwrap()
         );
+        // A chunk's factor in place of the sd: 0.5 I is the same moves from the same normals.
+        let diagonal = (0..9).map(|i| if i % 4 == 0 { 0.5 } else { 0.0 }).collect();
+        let by_factor = factored(0.0, loading.clone(), diagonal);
+        assert_eq!(moved, run(&by_factor, &still_tilt, 1).unwrap());
+        // A factor that ties class 2's move to class 0's (the label shift of a chunk whose
+        // rows of 2 came at the expense of 0's) moves the same draws, apart from the rest.
+        let tied = vec![0.5, 0.0, 0.0, 0.0, 0.5, 0.0, -0.5, 0.0, 0.1];
+        let tied_moves = run(
+            &factored(0.0, loading.clone(), tied.clone()),
+            &still_tilt,
+            1,
+        );
+        assert_ne!(moved, tied_moves.clone().unwrap());
+        assert_eq!(
+            tied_moves.unwrap(),
+            run(&factored(0.0, loading.clone(), tied), &still_tilt, 2).unwrap()
+        );
+        for bad in [vec![0.5; 4], vec![f64::NAN; 9]] {
+            assert!(run(&factored(0.0, loading.clone(), bad), &still_tilt, 1).is_err());
+        }
         let correlation = |v: &[f64]| {
             let (x, y) = v.split_at(n);
             let mean = |u: &[f64]| u.iter().sum::<f64>() / n as f64;

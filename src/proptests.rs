@@ -221,6 +221,10 @@ proptest! {
                 sd: (0..chunks.len() * 2).map(|i| bin_sd * i as f64).collect(),
                 move_sd: bin_sd,
                 move_loading: (0..k * 2).map(|i| slope * (i % 2) as f64).collect(),
+                // Each chunk's own lower-triangular factor of the moves, in place of move_sd.
+                move_factor: (0..chunks.len())
+                    .flat_map(|_| [bin_sd, 0.0, slope, bin_sd])
+                    .collect(),
             }),
         };
         // Average precision's score slices: two per bin, the upper one with all the rows.

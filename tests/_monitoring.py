@@ -721,6 +721,68 @@ def evaluate_stream(
     return out
 
 
+def simulate_multiclass(
+    rng: np.random.Generator,
+    n: int,
+    k: int,
+    *,
+    spread: float = 1.6,
+    small: float = 1.5,
+    shift: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Calibrated (n, K) scores (softmax of normal logits, the last class rarer) and labels
+    drawn from them; with ``shift`` (one logit per class), from P(y = j | s) ∝ s_j e^shift_j
+    instead: a production whose classes' calibrations moved."""
+    centre = np.random.default_rng(1_000 + k).normal(0.0, 1.0, k)
+    centre[-1] -= small
+    logits = rng.normal(0.0, spread, (n, k)) + centre
+    scores = np.exp(logits - logits.max(axis=1, keepdims=True))
+    scores /= scores.sum(axis=1, keepdims=True)
+    labels = (rng.random(n)[:, None] > class_moved(scores, shift).cumsum(axis=1)).sum(axis=1)
+    return np.minimum(labels, k - 1), scores
+
+
+def class_moved(scores: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
+    """P(y = j | s) ∝ s_j e^shift_j (the scores themselves without a shift)."""
+    if shift is None:
+        return scores
+    moved = scores * np.exp(shift)[None, :]
+    out: np.ndarray = moved / moved.sum(axis=1, keepdims=True)
+    return out
+
+
+def kept_by_class(labels: np.ndarray, odds: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Which rows a multiclass label shift keeps: each row with probability proportional to
+    its class's ``odds``, so that P(scores | class) stays as it was and the prevalences move
+    to odds_k π_k over their sum (the multiclass :func:`kept_by_label`)."""
+    weights = np.asarray(odds, dtype=np.float64)
+    out: np.ndarray = rng.random(labels.shape[0]) < weights[labels] / weights.max()
+    return out
+
+
+def label_shifted_multiclass(
+    rng: np.random.Generator, n: int, k: int, odds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows of :func:`simulate_multiclass`'s model after a label shift of ``odds``
+    (:func:`kept_by_class`)."""
+    weights = np.asarray(odds, dtype=np.float64)
+    labels, scores = simulate_multiclass(rng, int(n * 1.5 * weights.max() / weights.min()), k)
+    keep = kept_by_class(labels, weights, rng)
+    if keep.sum() < n:
+        raise ValueError(f"odds={odds!r} keep too few rows for n={n}")
+    return labels[keep][:n], scores[keep][:n]
+
+
+#: Simulated multiclass label shifts (K = 3, the last class rarer): each class's prevalence
+#: odds against the reference's; the stable stream first.
+MULTICLASS_LABEL_SHIFTS = {
+    "stable": (1.0, 1.0, 1.0),
+    "rare class x3": (1.0, 1.0, 3.0),
+    "first class x2": (2.0, 1.0, 1.0),
+    "second class x0.5": (1.0, 0.5, 1.0),
+}
+
+
 @dataclass
 class MulticlassStream:
     """A multiclass monitoring stream: reference labels (class indices) and (n, K) scores,

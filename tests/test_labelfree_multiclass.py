@@ -47,41 +47,12 @@ from probeval.labelfree.multiclass import (
 )
 from tests._monitoring import (
     assert_realized_is_label_noise,
+    class_moved,
     expected_metrics,
     metrics_of_expectations,
     score_orders,
+    simulate_multiclass,
 )
-
-
-def _simulate(
-    rng: np.random.Generator,
-    n: int,
-    k: int,
-    *,
-    spread: float = 1.6,
-    small: float = 1.5,
-    shift: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Calibrated (n, K) scores (softmax of normal logits, the last class rarer) and labels
-    drawn from them; with ``shift`` (one logit per class), from P(y = j | s) ∝ s_j e^shift_j
-    instead: a production whose classes' calibrations moved."""
-    centre = np.random.default_rng(1_000 + k).normal(0.0, 1.0, k)
-    centre[-1] -= small
-    logits = rng.normal(0.0, spread, (n, k)) + centre
-    scores = np.exp(logits - logits.max(axis=1, keepdims=True))
-    scores /= scores.sum(axis=1, keepdims=True)
-    labels = (rng.random(n)[:, None] > _moved(scores, shift).cumsum(axis=1)).sum(axis=1)
-    return np.minimum(labels, k - 1), scores
-
-
-def _moved(scores: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
-    """P(y = j | s) ∝ s_j e^shift_j (the scores themselves without a shift)."""
-    if shift is None:
-        return scores
-    moved = scores * np.exp(shift)[None, :]
-    out: np.ndarray = moved / moved.sum(axis=1, keepdims=True)
-    return out
-
 
 ALL_NAMES = [
     "accuracy",
@@ -125,8 +96,8 @@ def test_every_metric_is_centred_on_the_realized_value_at_large_n(method: str) -
     over the drift's prior its precision moves by sd 0.015 (the expected value over 400,000
     rows, each prior move's own)."""
     rng = np.random.default_rng(3)
-    y_ref, s_ref = _simulate(rng, 200_000, 3)
-    y, s = _simulate(rng, 200_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 200_000, 3)
+    y, s = simulate_multiclass(rng, 200_000, 3)
     estimator = pe.LabelFreeEstimator(metrics=ALL_NAMES, method=method).fit(y_ref, s_ref)
     result = estimator.estimate(s, y_true=y, target="realized", n_samples=1_000, rng=1)
     for name in ALL_NAMES:
@@ -159,14 +130,14 @@ def test_unseen_drift_widens_each_metric_as_the_exact_class_moves_do() -> None:
     the recalls 1.20 and 1.08, macro F1 1.08."""
     names = ["accuracy", "f1_macro", "precision[2]", "precision[0]", "recall[0]", "recall[2]"]
     rng = np.random.default_rng(3)
-    y_ref, s_ref = _simulate(rng, 200_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 200_000, 3)
     # Another population (the unseen drift applies where production's scores moved).
-    _, s = _simulate(rng, 50_000, 3, spread=_MOVED_SPREAD)
+    _, s = simulate_multiclass(rng, 50_000, 3, spread=_MOVED_SPREAD)
     predicted = s.argmax(axis=1)
     moves = np.random.default_rng(1).normal(0.0, 0.08 / np.sqrt(2.0), (2_000, 3))
     # The expected confusion matrix under each move: rows (draws, predicted, true).
     matrix = np.stack(
-        [np.stack([_moved(s[predicted == c], e).sum(axis=0) for c in range(3)]) for e in moves]
+        [np.stack([class_moved(s[predicted == c], e).sum(axis=0) for c in range(3)]) for e in moves]
     )
     diag = np.diagonal(matrix, axis1=1, axis2=2)
     precision, recall = diag / matrix.sum(axis=2), diag / matrix.sum(axis=1)
@@ -263,8 +234,8 @@ def test_realized_posterior_is_the_labels_own_noise_given_the_scores(
     pairs: list[tuple[Any, dict[str, np.ndarray]]] = []
     for chunk in range(chunks):
         estimator = pe.LabelFreeEstimator(metrics=names, **settings)
-        estimator.fit(*_simulate(rng, 1_000_000, 3))
-        _, scores = _simulate(rng, 5_000, 3)
+        estimator.fit(*simulate_multiclass(rng, 1_000_000, 3))
+        _, scores = simulate_multiclass(rng, 5_000, 3)
         oracle = _label_noise_oracle(scores, n_oracle, rng)
         result = estimator.estimate(scores, target="realized", n_samples=n_draws, rng=chunk)
         pairs.append((result, oracle))
@@ -315,8 +286,8 @@ def test_population_draws_match_a_numpy_draw_of_the_same_model() -> None:
     errors (20,000 draws each)."""
     rng = np.random.default_rng(5)
     k = 4
-    y_ref, s_ref = _simulate(rng, 8_000, k)
-    _, s = _simulate(rng, 3_000, k)
+    y_ref, s_ref = simulate_multiclass(rng, 8_000, k)
+    _, s = simulate_multiclass(rng, 3_000, k)
     estimator = pe.LabelFreeEstimator(
         n_bins=4, metrics=["accuracy", "f1_macro", "recall[3]"], method="pooled"
     ).fit(y_ref, s_ref)
@@ -349,8 +320,8 @@ def test_tilted_error_shares_match_a_numpy_draw_of_the_same_model() -> None:
     each); the tilt moves them by far more than that."""
     rng = np.random.default_rng(15)
     k = 3
-    y_ref, s_ref = _simulate(rng, 8_000, k)
-    _, s = _simulate(rng, 3_000, k)
+    y_ref, s_ref = simulate_multiclass(rng, 8_000, k)
+    _, s = simulate_multiclass(rng, 3_000, k)
     names = ["recall[0]", "recall[2]", "f1_macro"]
     estimator = pe.LabelFreeEstimator(n_bins=4, metrics=names, method="pooled").fit(y_ref, s_ref)
     bins, _, _ = fit_bins(s_ref, y_ref, 4)
@@ -449,8 +420,8 @@ def test_a_multiclass_backtest_is_the_same_for_string_and_integer_labels() -> No
     metric as the binary one's (tests/test_labelfree.py), identical whatever the labels'
     type, with per-class metrics named by class."""
     rng = np.random.default_rng(14)
-    y_ref, s_ref = _simulate(rng, 6_000, 3)
-    y, s = _simulate(rng, 6_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 6_000, 3)
+    y, s = simulate_multiclass(rng, 6_000, 3)
     names = np.array(["ant", "bee", "cat"])
     tables = []
     for ref_labels, labels, metric in (
@@ -477,8 +448,8 @@ def test_a_multiclass_backtest_is_the_same_for_string_and_integer_labels() -> No
 
 def test_string_and_integer_labels_give_identical_results() -> None:
     rng = np.random.default_rng(11)
-    y_ref, s_ref = _simulate(rng, 6_000, 3)
-    y, s = _simulate(rng, 4_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 6_000, 3)
+    y, s = simulate_multiclass(rng, 4_000, 3)
     names = np.array(["ant", "bee", "cat"])
     partial = np.where(rng.random(y.shape[0]) < 0.1, y, -1)
     by_int = pe.LabelFreeEstimator().fit(y_ref, s_ref)
@@ -546,8 +517,8 @@ def test_labels_missing_by_confidence_give_unbiased_estimates(reviewed: str, see
     errors = []
     for rep in range(24):
         rng = np.random.default_rng(seed + rep)
-        y_ref, s_ref = _simulate(rng, 30_000, 3)
-        y, s = _simulate(rng, 15_000, 3)
+        y_ref, s_ref = simulate_multiclass(rng, 30_000, 3)
+        y, s = simulate_multiclass(rng, 15_000, 3)
         confidence = s.max(axis=1)
         partial = np.full(y.shape[0], np.nan)
         for start in range(0, y.shape[0], 5_000):
@@ -590,7 +561,7 @@ def test_confidence_sub_bins_restart_their_monotone_fit_at_each_class() -> None:
 
     rng = np.random.default_rng(17)
     k = 3
-    y_ref, s_ref = _simulate(rng, 30_000, k)
+    y_ref, s_ref = simulate_multiclass(rng, 30_000, k)
     estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit(y_ref, s_ref)
     fine = estimator._fine_calibration()
     assert fine is not None
@@ -619,7 +590,7 @@ def test_confidence_sub_bins_restart_their_monotone_fit_at_each_class() -> None:
         first = block[part][-1] + 1
     rows = pos + neg
     rate = (np.bincount(block, pos) + 0.5) / (np.bincount(block, rows) + 1.0)
-    y, s = _simulate(rng, 5_000, k)
+    y, s = simulate_multiclass(rng, 5_000, k)
     chunk_predicted, chunk_u = pseudo_scores(s)
     sure = s.max(axis=1) >= np.quantile(s.max(axis=1), 0.9)
     known = np.where(sure, (chunk_predicted == y).astype(float), np.nan)
@@ -644,8 +615,8 @@ def test_confidence_sub_bins_restart_their_monotone_fit_at_each_class() -> None:
 
 def test_fully_labelled_chunk_is_counted_exactly() -> None:
     rng = np.random.default_rng(8)
-    y_ref, s_ref = _simulate(rng, 6_000, 3)
-    y, s = _simulate(rng, 2_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 6_000, 3)
+    y, s = simulate_multiclass(rng, 2_000, 3)
     estimator = pe.LabelFreeEstimator(metrics=["accuracy", "f1_macro", "kappa"])
     result = estimator.fit(y_ref, s_ref).estimate(
         s, y_true=y, partial_labels=y, target="realized", rng=1, n_samples=500
@@ -661,8 +632,8 @@ def test_partial_labels_move_a_shifted_chunk_towards_the_truth() -> None:
     """Production errors twice as often as the reference (labels relabelled at random): 10% of
     the chunk's labels pull the accuracy estimate most of the way to the realized value."""
     rng = np.random.default_rng(21)
-    y_ref, s_ref = _simulate(rng, 20_000, 3)
-    y, s = _simulate(rng, 5_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 20_000, 3)
+    y, s = simulate_multiclass(rng, 5_000, 3)
     flip = rng.random(y.shape[0]) < 0.2
     y = np.where(flip, rng.integers(0, 3, y.shape[0]), y)
     estimator = pe.LabelFreeEstimator().fit(y_ref, s_ref)
@@ -697,8 +668,8 @@ def test_a_few_labels_do_not_blow_the_intervals_up() -> None:
     width: dict[int, list[float]] = {0: [], 10: [], 250: []}
     for stream in range(3):
         rng = np.random.default_rng(100 + stream)
-        y_ref, s_ref = _simulate(rng, 20_000, 3)
-        y, s = _simulate(rng, 60_000, 3)
+        y_ref, s_ref = simulate_multiclass(rng, 20_000, 3)
+        y, s = simulate_multiclass(rng, 60_000, 3)
         estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit(y_ref, s_ref)
         for n_labels in width:
             known = np.full(y.shape[0], np.nan)
@@ -732,8 +703,8 @@ def test_labels_show_a_class_that_moved_alone() -> None:
     1.00 / .0099 before it; without the class shift, precision 0.00 / .0830; without the tilt
     learning production's movement, recall 0.31 / .0318)."""
     rng = np.random.default_rng(31)
-    y_ref, s_ref = _simulate(rng, 20_000, 3)
-    y, s = _simulate(rng, 30_000, 3, shift=np.array([0.6, 0.0, -0.3]))
+    y_ref, s_ref = simulate_multiclass(rng, 20_000, 3)
+    y, s = simulate_multiclass(rng, 30_000, 3, shift=np.array([0.6, 0.0, -0.3]))
     partial = np.where(rng.random(y.shape[0]) < 0.2, y.astype(float), np.nan)
     names = ["precision[0]", "recall[0]"]
     estimator = pe.LabelFreeEstimator(metrics=names).fit(y_ref, s_ref)
@@ -820,7 +791,7 @@ def test_a_class_shift_and_its_error_tilt_move_together_under_label_shift(k: int
         for sd in (0.35, 0.0):
             rng = np.random.default_rng(seed)
             parts = [
-                _simulate(rng, 5_000, k, shift=rng.normal(0.0, sd, k) if sd else None)
+                simulate_multiclass(rng, 5_000, k, shift=rng.normal(0.0, sd, k) if sd else None)
                 for _ in range(12)
             ]
             periods = np.repeat(np.arange(12), 5_000)
@@ -861,7 +832,7 @@ def test_class_shifts_keep_each_rate_and_learn_from_labels() -> None:
         )
         assert mean == pytest.approx(r, abs=1e-7)
     rng = np.random.default_rng(34)
-    y, scores = _simulate(rng, 6_000, 3)
+    y, scores = simulate_multiclass(rng, 6_000, 3)
     bins, _, _ = fit_bins(scores, y, 4)
     b = bins.n_bins
     zeros = np.zeros((2, b))
@@ -937,7 +908,7 @@ def test_labels_show_a_class_that_moved_from_some_chunk_on() -> None:
         assert np.mean(covered) >= 0.85
 
 
-def test_class_walks_match_enumerating_which_classes_moved() -> None:
+def test_class_walks_match_enumerating_which_classesclass_moved() -> None:
     """The classes' walks against the same model summed over which classes moved (2^K
     indicator vectors, each with its prior from the share π's), each class's moments those of
     its (s0, q) posterior given that it moved, or of s0 = q = 0 given that it stayed."""
@@ -1009,8 +980,8 @@ def test_classes_that_moved_make_a_rare_class_movement_likelier() -> None:
 
 def test_save_and_load_give_identical_estimates(tmp_path: Any) -> None:
     rng = np.random.default_rng(4)
-    y_ref, s_ref = _simulate(rng, 5_000, 4)
-    _, s = _simulate(rng, 2_000, 4)
+    y_ref, s_ref = simulate_multiclass(rng, 5_000, 4)
+    _, s = simulate_multiclass(rng, 2_000, 4)
     labels = np.array(["a", "b", "c", "d"])
     estimator = pe.LabelFreeEstimator(
         metrics=["accuracy", "f1[b]", "roc_auc_macro", "average_precision_weighted"]
@@ -1232,7 +1203,7 @@ def test_score_share_moments_are_each_bins_means_of_the_rows_other_shares(
     included; and the same rows named by index into the scores (``rows``), in another
     order."""
     rng = np.random.default_rng(seed)
-    y_ref, s_ref = _simulate(rng, 400, k)
+    y_ref, s_ref = simulate_multiclass(rng, 400, k)
     bins, _, _ = fit_bins(s_ref, y_ref, 4)
     scores = np.round(rng.dirichlet(np.full(k, 0.5), n), 1)
     scores[0] = np.eye(k)[0]
@@ -1268,7 +1239,7 @@ def test_score_share_moments_are_each_bins_means_of_the_rows_other_shares(
     np.testing.assert_array_equal(rows, want_rows)
 
 
-def test_error_shares_follow_where_the_other_scores_moved() -> None:
+def test_error_shares_follow_where_the_other_scoresclass_moved() -> None:
     """A chunk drawn like the reference keeps each bin's error parameters (within the noise of
     its rows' mean shares, at most 0.5 / sqrt(rows) a sd, at the same total weight); one whose
     rows put more of their other scores on class 0 moves every bin's errors towards class 0,
@@ -1277,10 +1248,10 @@ def test_error_shares_follow_where_the_other_scores_moved() -> None:
     predictions are its rows) and of class 2 (fewer) move towards their expected values
     (against the same estimator without the score shares; precision does not depend on it)."""
     rng = np.random.default_rng(8)
-    y_ref, s_ref = _simulate(rng, 20_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 20_000, 3)
     bins, _, _ = fit_bins(s_ref, y_ref, 10)
     assert bins.score_shares is not None
-    _, same = _simulate(rng, 5_000, 3)
+    _, same = simulate_multiclass(rng, 5_000, 3)
     logits = np.log(same)
     logits[:, 0] += 0.8  # class 0 a likelier second choice (and first, now and then)
     moved = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
@@ -1493,8 +1464,8 @@ def test_class_walk_property(chunks: int, sd: float, scale: float, seed: int) ->
 def test_data_frame_score_columns() -> None:
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(6)
-    y_ref, s_ref = _simulate(rng, 4_000, 3)
-    _, s = _simulate(rng, 1_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 4_000, 3)
+    _, s = simulate_multiclass(rng, 1_000, 3)
     frame = pd.DataFrame({"label": y_ref, "p0": s_ref[:, 0], "p1": s_ref[:, 1], "p2": s_ref[:, 2]})
     production = pd.DataFrame({"p0": s[:, 0], "p1": s[:, 1], "p2": s[:, 2]})
     by_frame = pe.LabelFreeEstimator().fit(frame, y_true="label", y_score=["p0", "p1", "p2"])
@@ -1506,7 +1477,7 @@ def test_data_frame_score_columns() -> None:
 
 def test_bad_multiclass_input_is_named() -> None:
     rng = np.random.default_rng(1)
-    y_ref, s_ref = _simulate(rng, 3_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 3_000, 3)
     estimator = pe.LabelFreeEstimator().fit(y_ref, s_ref)
     with pytest.raises(ValueError, match="3 classes"):
         estimator.estimate(np.full((5, 2), 0.5))
@@ -1539,20 +1510,23 @@ def test_bad_multiclass_input_is_named() -> None:
     n=st.integers(1, 300),
     seed=st.integers(0, 2**32 - 1),
     target=st.sampled_from(["population", "realized"]),
-    method=st.sampled_from(["hierarchical", "pooled"]),
+    method=st.sampled_from(["hierarchical", "pooled", "label shift"]),
     coarse=st.booleans(),
 )
 def test_estimates_are_finite_and_bounded(
     k: int, n_ref: int, n: int, seed: int, target: str, method: str, coarse: bool
 ) -> None:
+    shift = "label" if method == "label shift" else "covariate"
+    method = "hierarchical" if method == "label shift" else method
     rng = np.random.default_rng(seed)
-    y_ref, s_ref = _simulate(rng, n_ref, k)
+    y_ref, s_ref = simulate_multiclass(rng, n_ref, k)
     y_ref[:k] = np.arange(k)  # every class in the reference
-    _, s = _simulate(rng, n, k)
+    _, s = simulate_multiclass(rng, n, k)
     if coarse:  # tied, coarse scores
         s_ref, s = np.round(s_ref, 1), np.round(s, 1)
     names = [*DEFAULT_MULTICLASS, "roc_auc_macro", "roc_auc_weighted", "average_precision_macro"]
-    estimator = pe.LabelFreeEstimator(n_bins=3, method=method, metrics=names).fit(y_ref, s_ref)
+    estimator = pe.LabelFreeEstimator(n_bins=3, method=method, metrics=names, shift=shift)
+    estimator.fit(y_ref, s_ref)
     partial = np.where(rng.random(n) < 0.3, rng.integers(0, k, n), -1).astype(float)
     partial[partial < 0] = np.nan
     result = estimator.estimate(
@@ -1572,8 +1546,8 @@ def test_chunks_plot_draws_a_multiclass_metric() -> None:
 
     matplotlib.use("Agg")
     rng = np.random.default_rng(12)
-    y_ref, s_ref = _simulate(rng, 4_000, 3)
-    y, s = _simulate(rng, 3_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 4_000, 3)
+    y, s = simulate_multiclass(rng, 3_000, 3)
     result = pe.LabelFreeEstimator().fit(y_ref, s_ref).estimate(s, y_true=y, n_chunks=3, rng=0)
     for name in ("f1_macro", "roc_auc_macro"):
         ax = pe.plot.chunks(result, name)
@@ -1586,8 +1560,8 @@ def test_ranking_metrics_alone_and_with_labels() -> None:
     from sklearn.metrics import roc_auc_score
 
     rng = np.random.default_rng(13)
-    y_ref, s_ref = _simulate(rng, 5_000, 3)
-    y, s = _simulate(rng, 2_000, 3)
+    y_ref, s_ref = simulate_multiclass(rng, 5_000, 3)
+    y, s = simulate_multiclass(rng, 2_000, 3)
     estimator = pe.LabelFreeEstimator(metrics=["roc_auc_macro", "roc_auc[1]"])
     result = estimator.fit(y_ref, s_ref).estimate(s, y_true=y, rng=0, n_samples=500)
     assert result.metrics == ["roc_auc_macro", "roc_auc[1]"]
@@ -1614,8 +1588,8 @@ def test_with_labels_ranking_posteriors_match_the_per_row_bootstrap(
     averages took 14.7 s with labels before, when AUC's 32 bins counted their rows as tied and
     its draws sat 0.03-0.11 sd low, against 7.5 s now)."""
     rng = np.random.default_rng(k + rows)
-    y_ref, s_ref = _simulate(rng, 5_000, k)
-    y, s = _simulate(rng, rows, k)
+    y_ref, s_ref = simulate_multiclass(rng, 5_000, k)
+    y, s = simulate_multiclass(rng, rows, k)
     if tie:
         s = np.round(s / tie) * tie
     names = [
@@ -1648,7 +1622,7 @@ def test_auc_correlation_matches_the_bootstrap() -> None:
     from probeval.labelfree.multiclass import auc_correlation
 
     rng = np.random.default_rng(17)
-    y, s = _simulate(rng, 3_000, 4)
+    y, s = simulate_multiclass(rng, 3_000, 4)
     boot = np.empty((600, 4))
     for b in range(600):
         rows = rng.integers(0, 3_000, 3_000)
@@ -1731,8 +1705,8 @@ def test_macro_auc_draws_carry_the_classes_drift_together() -> None:
     from probeval.labelfree.multiclass import AUC_DRIFT_CORRELATION, auc_coupling
 
     rng = np.random.default_rng(41)
-    y_ref, s_ref = _simulate(rng, 20_000, 3)
-    _, s = _simulate(rng, 5_000, 3, spread=_MOVED_SPREAD)
+    y_ref, s_ref = simulate_multiclass(rng, 20_000, 3)
+    _, s = simulate_multiclass(rng, 5_000, 3, spread=_MOVED_SPREAD)
     names = ["roc_auc_macro", "roc_auc[0]", "roc_auc[1]", "roc_auc[2]"]
 
     def draws(method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1779,7 +1753,7 @@ def test_class_counts_around_each_row_are_the_binary_searches(rows: list[Any]) -
 
 
 class _MovedOracle:
-    """``expected_metrics(scores, _moved(scores, shift))`` for many shifts of the same
+    """``expected_metrics(scores, class_moved(scores, shift))`` for many shifts of the same
     scores, with what does not depend on the shift done once: the rows grouped by predicted
     class, and each class's scores in order. P(y = j | s) = s_j e^shift_j / D(s) with
     D(s) = sum_i s_i e^shift_i, so a shift costs one pass over the rows, not a sort and a
@@ -1815,10 +1789,10 @@ class _MovedOracle:
 def test_moved_oracle_is_the_expected_metrics_of_the_moved_scores() -> None:
     """The coverage test's fast truth against :func:`expected_metrics` of the moved
     probabilities themselves (summation order aside)."""
-    _, scores = _simulate(np.random.default_rng(5), 50_000, 4)
+    _, scores = simulate_multiclass(np.random.default_rng(5), 50_000, 4)
     oracle = _MovedOracle(scores)
     for shift in (None, np.array([0.3, -0.2, 0.0, 0.5]), np.array([-1.0, 0.0, 0.1, 0.0])):
-        want = expected_metrics(scores, _moved(scores, shift))
+        want = expected_metrics(scores, class_moved(scores, shift))
         got = oracle(shift)
         for name, value in want.items():
             assert got[name] == pytest.approx(value, rel=1e-12), (name, shift)
@@ -1843,7 +1817,7 @@ def _coverage(
     of sd ``unseen_drift``)."""
     names = ["accuracy", "f1_macro", "roc_auc_macro", "average_precision_macro"]
     spread = _MOVED_SPREAD if drifted else 1.6
-    _, s_big = _simulate(np.random.default_rng(99), 1_000_000, k, spread=spread)
+    _, s_big = simulate_multiclass(np.random.default_rng(99), 1_000_000, k, spread=spread)
     oracle = _MovedOracle(s_big)
     still = oracle(None)
     covered: dict[str, dict[str, list[bool]]] = {
@@ -1852,8 +1826,8 @@ def _coverage(
     for rep in range(reps):
         rng = np.random.default_rng(rep)
         shift = rng.normal(0.0, unseen_drift / np.sqrt(2.0), k) if drifted else None
-        y_ref, s_ref = _simulate(rng, 20_000, k)
-        y, s = _simulate(rng, 5_000, k, shift=shift, spread=spread)
+        y_ref, s_ref = simulate_multiclass(rng, 20_000, k)
+        y, s = simulate_multiclass(rng, 5_000, k, shift=shift, spread=spread)
         population = still if shift is None else oracle(shift)
         estimator = pe.LabelFreeEstimator(
             metrics=names, method=method, unseen_drift=unseen_drift
@@ -1932,7 +1906,7 @@ def test_coverage_over_400_replications(
 
 def test_bin_table_is_in_terms_of_predicted_class_and_confidence() -> None:
     rng = np.random.default_rng(12)
-    y, s = _simulate(rng, 6_000, 3)
+    y, s = simulate_multiclass(rng, 6_000, 3)
     names = np.array(["low", "mid", "top"])
     table = pe.LabelFreeEstimator(n_bins=5).fit(names[y], s).bin_table
     assert set(table["predicted"]) == {"low", "mid", "top"}

@@ -741,6 +741,7 @@ def test_hostile_values_for_label_free_estimation(value: Any) -> None:
 
 
 MULTICLASS_FITTED = pe.LabelFreeEstimator.from_dict(MULTICLASS_PAYLOAD)
+MULTICLASS_LABEL_SHIFT = pe.LabelFreeEstimator.from_dict({**MULTICLASS_PAYLOAD, "shift": "label"})
 
 
 @given(value=hostile)
@@ -753,6 +754,8 @@ def test_hostile_values_for_multiclass_label_free_estimation(value: Any) -> None
         lambda: MULTICLASS_FITTED.estimate(MULTICLASS_SCORES, partial_labels=value),
         lambda: MULTICLASS_FITTED.estimate(MULTICLASS_SCORES, target=value),
         lambda: MULTICLASS_FITTED.estimate(MULTICLASS_SCORES, chunk_size=value),
+        lambda: MULTICLASS_LABEL_SHIFT.estimate(value),
+        lambda: MULTICLASS_LABEL_SHIFT.estimate(MULTICLASS_SCORES, partial_labels=value),
     ]
     # A valid draw count runs the estimate (up to 10^8 draws): only refusals are tested here.
     if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):

@@ -263,6 +263,7 @@ def labelfree_estimate(
         npt.NDArray[np.float64],
     ]
     | None = None,
+    bin_offset: npt.NDArray[np.float64] | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def labelfree_estimate_multiclass(
     calibration_args: tuple[Any, ...],
@@ -281,6 +282,7 @@ def labelfree_estimate_multiclass(
     class_shift: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
     tilt_correlation: list[float] | None = None,
     class_moves: tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
+    class_move_factor: npt.NDArray[np.float64] | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def audited_metric_draws(
     counts: tuple[float, float, float, float],

@@ -434,9 +434,11 @@ fn target_and_mode(target: &str, mode: &str) -> PyResult<(labelfree::Target, lab
 /// (target "population"|"realized", calibration "reference"|"perfect", within_bin, want_auc,
 /// want_ap);
 /// `drift`, if given, is the between-period drift model (reference calibration only);
-/// `slices`, if given, the chunks' score slices for average precision.
+/// `slices`, if given, the chunks' score slices for average precision; `bin_offset` (with a
+/// drift), each chunk's logit offset of each bin's rate (chunks, bins): a multiclass label
+/// shift seen from one class's one-vs-rest bins.
 #[pyfunction]
-#[pyo3(signature = (calibration_args, stats, metrics, options, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, slices = None))]
+#[pyo3(signature = (calibration_args, stats, metrics, options, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, slices = None, bin_offset = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn labelfree_estimate<'py>(
     py: Python<'py>,
@@ -450,12 +452,36 @@ pub(super) fn labelfree_estimate<'py>(
     zero_division: f64,
     drift_args: Option<DriftArgs<'py>>,
     slices: Option<SliceArgs<'py>>,
+    bin_offset: Option<PyReadonlyArray2<'py, f64>>,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let parsed = metrics::parse_metrics(&metrics, beta)?;
     let (target, mode) = target_and_mode(&options.0, &options.1)?;
     let chunks = chunk_inputs(&stats, cal.n_bins())?;
-    let drift = drift_args.as_ref().map(drift);
+    let mut drift = drift_args.as_ref().map(drift);
+    if let Some(offset) = &bin_offset {
+        let shape = offset.as_array().shape().to_vec();
+        let Some(drift) = drift.as_mut() else {
+            return Err(PyValueError::new_err("bin_offset needs drift_args"));
+        };
+        if shape != [chunks.len(), cal.n_bins()] {
+            return Err(PyValueError::new_err(format!(
+                "bin_offset must have shape ({}, {}), got {shape:?}",
+                chunks.len(),
+                cal.n_bins()
+            )));
+        }
+        // One group of every bin that does not move: each chunk's offsets alone.
+        drift.class_shift = Some(labelfree::ClassShift {
+            groups: vec![0; cal.n_bins()],
+            n_groups: 1,
+            offset: flat(offset).into_owned(),
+            sd: vec![0.0; chunks.len()],
+            move_sd: 0.0,
+            move_loading: Vec::new(),
+            move_factor: Vec::new(),
+        });
+    }
     let settings = labelfree::Settings {
         target,
         mode,
@@ -497,9 +523,10 @@ pub(super) fn labelfree_estimate<'py>(
 /// shift (None: independent). `class_moves` (with a class shift): the sd of each class's
 /// log-odds move, each bin's loading on them (bins, K), and how far each moves each chunk's
 /// bin's error shares (chunks, bins, K); see `labelfree::ClassShift` and
-/// `labelfree::ErrorModel`.
+/// `labelfree::ErrorModel`. `class_move_factor` (with class moves): per chunk, a
+/// lower-triangular factor of the moves' covariance (chunks, K, K), in place of their sd.
 #[pyfunction]
-#[pyo3(signature = (calibration_args, stats, predicted, error_alpha, known_errors, metrics, target, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, error_tilt = None, class_shift = None, tilt_correlation = None, class_moves = None))]
+#[pyo3(signature = (calibration_args, stats, predicted, error_alpha, known_errors, metrics, target, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, error_tilt = None, class_shift = None, tilt_correlation = None, class_moves = None, class_move_factor = None))]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn labelfree_estimate_multiclass<'py>(
     py: Python<'py>,
@@ -519,6 +546,7 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
     class_shift: Option<(PyReadonlyArray2<'py, f64>, PyReadonlyArray2<'py, f64>)>,
     tilt_correlation: Option<Vec<f64>>,
     class_moves: Option<(f64, PyReadonlyArray2<'py, f64>, PyReadonlyArray3<'py, f64>)>,
+    class_move_factor: Option<PyReadonlyArray3<'py, f64>>,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let (target, mode) = target_and_mode(&target, "reference")?;
@@ -622,6 +650,23 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
                 (*move_sd, loading.iter().copied().collect())
             }
         };
+        let move_factor = match (&class_move_factor, &class_moves) {
+            (None, _) => Vec::new(),
+            (Some(_), None) => {
+                return Err(PyValueError::new_err("class_move_factor needs class_moves"));
+            }
+            (Some(factor), Some(_)) => {
+                let shape = factor.as_array().shape().to_vec();
+                if shape != [chunks.len(), n_classes, n_classes] {
+                    return Err(PyValueError::new_err(format!(
+                        "class_move_factor must have shape ({}, {n_classes}, {n_classes}), got \
+                         {shape:?}",
+                        chunks.len()
+                    )));
+                }
+                flat(factor).into_owned()
+            }
+        };
         drift.class_shift = Some(labelfree::ClassShift {
             groups: errors.predicted.clone(),
             n_groups: n_classes,
@@ -629,8 +674,9 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
             sd: sd.iter().copied().collect(),
             move_sd,
             move_loading,
+            move_factor,
         });
-    } else if class_moves.is_some() {
+    } else if class_moves.is_some() || class_move_factor.is_some() {
         return Err(PyValueError::new_err(
             "class_moves needs drift_args and class_shift",
         ));

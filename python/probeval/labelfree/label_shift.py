@@ -15,8 +15,17 @@ calibration Alexandari, Kundaje and Shrikumar (2020) find MLLS needs, and black-
 estimation (Lipton, Wang and Smola 2018) is MLLS on a coarser calibration, the confusion
 matrix's (Garg, Wu, Balakrishnan and Lipton 2020).
 
+A multiclass model's label shift moves each class's log-odds by its own amount g_k (its
+prevalence over the reference's, on a log scale; only their differences matter). Bin b of the
+confidence bins holds rows of class k in the reference's proportions p_bk (its correct rate at
+the predicted class, the shares of its mistakes elsewhere), so a chunk's bins hold shares
+proportional to s_b Σ_k p_bk e^g_k, and each bin's classes become p_bk e^g_k over that sum: its
+correct rate and its mistakes' shares move together (:func:`located_class_shift`, the same
+maximum likelihood by EM over the bins, with the normal approximation of its posterior).
+
 numpy only; the estimator (``LabelFreeEstimator(shift="label")``) puts the result into the
-drift model's per-chunk priors of the shift.
+drift model's per-chunk priors of the shift (binary scores) or into each chunk's class moves
+(multiclass scores).
 """
 
 from __future__ import annotations
@@ -24,11 +33,16 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "CLASS_SHIFT_PRIOR_SD",
+    "adjusted_class_counts",
     "adjusted_counts",
+    "class_shift_log_likelihood",
     "convolved_priors",
     "drift_evidence",
     "label_shift_log_likelihood",
+    "located_class_shift",
     "located_shift",
+    "shifted_class_shares",
 ]
 
 #: The grid on which a chunk's shift is first located (log prevalence odds ratio): ±6 takes a
@@ -68,11 +82,17 @@ def label_shift_log_likelihood(
     weights = 1.0 - r[None, :] + r[None, :] * np.exp(np.asarray(grid, dtype=np.float64))[:, None]
     moved = shares[None, :] * weights
     log_q = np.log(moved / moved.sum(axis=1, keepdims=True))
-    rows = counts.sum(axis=1)
-    reference_rows = float(np.asarray(reference_counts, dtype=np.float64).sum())
-    temper = 1.0 / (max(dispersion, 1.0) * (1.0 + rows / max(reference_rows, 1.0)))
+    temper = _temper(counts.sum(axis=1), reference_counts, dispersion)
     out: np.ndarray = (counts @ log_q.T) * temper[:, None]
     out -= out.max(axis=1, keepdims=True)
+    return out
+
+
+def _temper(rows: np.ndarray, reference_counts: np.ndarray, dispersion: float) -> np.ndarray:
+    """Per chunk of ``rows`` rows, the power 1 / (dispersion (1 + n / N)) to which its bin
+    counts' likelihood is raised (:func:`label_shift_log_likelihood`)."""
+    reference_rows = float(np.asarray(reference_counts, dtype=np.float64).sum())
+    out: np.ndarray = 1.0 / (max(dispersion, 1.0) * (1.0 + rows / max(reference_rows, 1.0)))
     return out
 
 
@@ -143,4 +163,145 @@ def _combined(first: np.ndarray, second: np.ndarray, flip: bool) -> np.ndarray:
         mass = np.convolve(g_mass, f_mass[::-1] if flip else f_mass, mode="same")
         with np.errstate(divide="ignore"):
             out[chunk] = np.log(mass / max(mass.max(), 1e-300))
+    return out
+
+
+#: The prior sd (logit) of each class's label shift g_k, around the others': a prevalence 20
+#: times or a twentieth of the reference's at 3 (the binary model's flat ±6 has an sd of 3.5).
+#: It matters only where a chunk's bins cannot tell two classes apart (a model that confuses
+#: them in every bin), which would otherwise let their moves grow without bound.
+CLASS_SHIFT_PRIOR_SD = 3.0
+#: Rows at the reference's prevalence added to each chunk's in the EM steps, so that a class
+#: none of whose rows a chunk shows keeps a finite shift.
+_PRIOR_ROWS = 0.5
+_EM_STEPS = 1_000
+_EM_TOLERANCE = 1e-10
+_NEWTON_STEPS = 4
+
+
+def shifted_class_shares(class_shares: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Each bin's classes after a label shift: p_bk e^g_k over its sum, per chunk (``shift``
+    (chunks, K); ``class_shares`` (bins, K), each row the reference's classes in the bin)."""
+    p = np.asarray(class_shares, dtype=np.float64)
+    moved = p[None] * np.exp(np.asarray(shift, dtype=np.float64))[:, None, :]
+    out: np.ndarray = moved / np.maximum(moved.sum(axis=2, keepdims=True), 1e-300)
+    return out
+
+
+def _class_weights(class_shares: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Per chunk and bin, Σ_k p_bk e^g_k: how many times its reference share the bin holds
+    under the label shift g (before normalising over bins)."""
+    out: np.ndarray = np.exp(np.asarray(shift, dtype=np.float64)) @ np.asarray(class_shares).T
+    return out
+
+
+def class_shift_log_likelihood(
+    shift: np.ndarray,
+    counts: np.ndarray,
+    reference_counts: np.ndarray,
+    class_shares: np.ndarray,
+    dispersion: float = 1.0,
+) -> np.ndarray:
+    """ln P(a chunk's bin ``counts`` | its label shift g) for each g in ``shift`` (points, K):
+    multinomial on the shares s_b Σ_k p_bk e^g_k, tempered as
+    :func:`label_shift_log_likelihood` is. ``counts`` is one chunk's (bins,); not normalised."""
+    counts = np.asarray(counts, dtype=np.float64)
+    moved = _shares(reference_counts)[None, :] * _class_weights(class_shares, shift)
+    log_q = np.log(moved / moved.sum(axis=1, keepdims=True))
+    temper = _temper(np.array([counts.sum()]), reference_counts, dispersion)[0]
+    out: np.ndarray = (log_q @ counts) * temper
+    return out
+
+
+def located_class_shift(
+    counts: np.ndarray,
+    reference_counts: np.ndarray,
+    class_shares: np.ndarray,
+    dispersion: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per chunk (rows of bin ``counts``): the label shift g (chunks, K; centred, only its
+    differences matter) at the mode of its posterior, and the covariance of the posterior's
+    normal approximation there (chunks, K, K; singular along g + c, which moves nothing).
+
+    The posterior: the tempered likelihood of the chunk's bin counts
+    (:func:`class_shift_log_likelihood`), :data:`_PRIOR_ROWS` rows at the reference's
+    prevalence, and a normal prior of sd :data:`CLASS_SHIFT_PRIOR_SD` on each class's shift
+    around the others'. EM as Saerens, Latinne and Decaestecker (2002) run it on rows'
+    scores, here on the bins (each bin's rows are class k with probability p_bk e^g_k over
+    its sum; the chunk's new prevalence is the mean of these over its rows and the prior's),
+    finds the mode without the normal prior; Newton steps then add it. The covariance is the
+    inverse of the observed information (the complete data's less the missing, Louis 1982)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    p = np.asarray(class_shares, dtype=np.float64)
+    k = p.shape[1]
+    joint = _shares(reference_counts)[:, None] * p
+    prevalence = joint.sum(axis=0)
+    temper = _temper(counts.sum(axis=1), reference_counts, dispersion)
+    centring = np.eye(k) - 1.0 / k
+    mean, cov = np.zeros((counts.shape[0], k)), np.zeros((counts.shape[0], k, k))
+    for start in range(0, counts.shape[0], _BLOCK):
+        block = slice(start, start + _BLOCK)
+        weighted = counts[block] * temper[block, None]
+        odds = np.ones((weighted.shape[0], k))
+        for _ in range(_EM_STEPS):
+            new = _class_posterior(joint, odds, weighted, prevalence)[0]
+            new /= prevalence
+            done = np.max(np.abs(np.log(new / odds)), initial=0.0) < _EM_TOLERANCE
+            odds = new
+            if done:
+                break
+        g = np.log(odds)
+        g -= g.mean(axis=1, keepdims=True)
+        for _ in range(_NEWTON_STEPS):
+            expected, info = _class_posterior(joint, np.exp(g), weighted, prevalence)[1:]
+            gradient = expected - (g @ centring) / CLASS_SHIFT_PRIOR_SD**2
+            info = info + centring / CLASS_SHIFT_PRIOR_SD**2
+            step = np.einsum("cij,cj->ci", np.linalg.pinv(info, hermitian=True), gradient)
+            g = g + step @ centring
+        info = _class_posterior(joint, np.exp(g), weighted, prevalence)[2]
+        info = info + centring / CLASS_SHIFT_PRIOR_SD**2
+        mean[block] = g
+        cov[block] = centring @ np.linalg.pinv(info, hermitian=True) @ centring
+    return mean, cov
+
+
+def _class_posterior(
+    joint: np.ndarray, odds: np.ndarray, weighted: np.ndarray, prevalence: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For chunks of tempered bin counts ``weighted`` at prevalence odds ratios ``odds``
+    (chunks, K) against the reference's (``joint``: its share of rows per bin and class,
+    ``prevalence`` its classes'): the EM step's new prevalence (the expected rows of each
+    class, with :data:`_PRIOR_ROWS` at the reference's, as shares), the gradient of the
+    log-posterior in g = log odds (without the normal prior), and its observed information
+    (chunks, K, K)."""
+    k = joint.shape[1]
+    mix = joint[None] * odds[:, None, :]
+    resp = mix / np.maximum(mix.sum(axis=2, keepdims=True), 1e-300)
+    rows = weighted.sum(axis=1) + _PRIOR_ROWS
+    found = np.einsum("cb,cbk->ck", weighted, resp) + _PRIOR_ROWS * prevalence
+    q = prevalence * odds
+    q /= q.sum(axis=1, keepdims=True)
+
+    def spread(shares: np.ndarray) -> np.ndarray:
+        out: np.ndarray = shares[..., :, None] * np.eye(k) - (
+            shares[..., :, None] * shares[..., None, :]
+        )
+        return out
+
+    info = rows[:, None, None] * spread(q) - np.einsum("cb,cbij->cij", weighted, spread(resp))
+    return found / rows[:, None], found - rows[:, None] * q, info
+
+
+def adjusted_class_counts(
+    counts: np.ndarray, class_shares: np.ndarray, shift: np.ndarray
+) -> np.ndarray:
+    """Each chunk's bin counts with its label shift g (``shift`` (chunks, K)) taken back out,
+    as :func:`adjusted_counts` does for a binary one: bin b's count divided by Σ_k p_bk e^g_k,
+    the row scaled back to the chunk's rows."""
+    counts = np.asarray(counts, dtype=np.float64)
+    back = counts / _class_weights(class_shares, shift)
+    total = back.sum(axis=1, keepdims=True)
+    out: np.ndarray = np.where(
+        total > 0, back * counts.sum(axis=1, keepdims=True) / np.maximum(total, 1e-300), 0.0
+    )
     return out

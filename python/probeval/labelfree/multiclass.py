@@ -901,6 +901,7 @@ def chunk_class_shifts(
     bins: MulticlassBins,
     bin_sd: float,
     scale: float = 1.0,
+    moved: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each chunk's shift of each predicted class's correct rates, as the core takes it: per
     chunk and bin the mean offset (chunks, bins), per chunk and class the sd (chunks, K).
@@ -915,10 +916,15 @@ def chunk_class_shifts(
     that production's labels can show moved off the reference, at once or chunk by chunk (a
     concept shift of one class: the card tiers' second class after theirs), so that a chunk
     learns from its neighbours' labels, not only its own few hundred; ``scale`` multiplies the
-    prior of a class having moved (:func:`~probeval.labelfree.drift.movement_prior_scale`)."""
+    prior of a class having moved (:func:`~probeval.labelfree.drift.movement_prior_scale`).
+    ``moved`` (chunks, bins): each chunk's bins' correct rates moved by a label shift (logit,
+    :mod:`~probeval.labelfree.label_shift`), around which the class shifts then move and the
+    labels are read."""
     k = bins.n_classes
     n_chunks = np.asarray(stats[0]).shape[0]
     rate = np.clip((bins.correct + 0.5) / (bins.correct + bins.wrong + 1.0), 1e-6, 1 - 1e-6)
+    if moved is not None:
+        rate = np.clip(1.0 / (1.0 + (1.0 / rate - 1.0) * np.exp(-moved)), 1e-6, 1 - 1e-6)
     mean = np.zeros((n_chunks, k))
     sds = np.broadcast_to(np.asarray(sd, dtype=np.float64), (k,))
     var = np.tile(sds**2, (n_chunks, 1))
@@ -947,8 +953,13 @@ def chunk_class_shifts(
             )
     class_sd = np.sqrt(var)
     own_sd = class_sd[:, bins.predicted]
-    centring = np.stack([_mean_preserving_offset(rate, row) for row in own_sd])
+    rates = np.broadcast_to(rate, own_sd.shape)
+    centring = np.stack(
+        [_mean_preserving_offset(r, row) for r, row in zip(rates, own_sd, strict=True)]
+    )
     offset = centring + mean[:, bins.predicted]
+    if moved is not None:
+        offset = offset + moved
     return offset, class_sd
 
 
