@@ -4,7 +4,7 @@ realized value by the 95% HDI / mean absolute error, per metric, 5,000-row chunk
 
     pip install ".[test]" && pip install --no-deps nannyml==0.13.1
     python benches/bench_label_shift.py [--reps 20] [--odds 1.5 --odds 0.67] [--labels 0.05]
-        [--json out.json]
+        [--multiclass] [--json out.json]
 
 Simulations (``tests/_monitoring.LABEL_SHIFTS``, ``--reps`` streams of 12 chunks each): larger
 and smaller prevalence odds, rare positives, a label shift on top of calibration or tilt
@@ -17,6 +17,12 @@ its rows with a probability by their label, so that its prevalence odds are ``--
 its own while each class's scores stay the real ones (``with_label_shift``). Odds 1: the
 streams as they are, where the label shift model is the wrong one. ``--labels`` labels that
 share of the real streams' rows too (none unless given).
+
+``--multiclass``: the same for a multiclass model instead, on accuracy, macro F1, the rare
+class's recall and precision, and macro ROC AUC (``tests/_monitoring.MULTICLASS_METRICS``):
+simulated K = 3 label shifts (``MULTICLASS_LABEL_SHIFTS``), and the flights' three arrival
+classes (departure-delay model; May-August, before its September concept shift) and NannyML's
+card tiers (before its concept shift) as they are and with one class's odds x 1.5 or x 0.67.
 """
 
 from __future__ import annotations
@@ -33,10 +39,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests._monitoring import (
     LABEL_SHIFTS,
     METRICS,
+    MULTICLASS_LABEL_SHIFTS,
+    MULTICLASS_METRICS,
     car_loan,
+    card_tiers,
     employment,
+    evaluate_multiclass_stream,
     evaluate_stream,
     flights,
+    flights_multiclass,
+    multiclass_with_label_shift,
+    simulated_multiclass_stream,
     simulated_streams,
     with_label_shift,
 )
@@ -49,12 +62,14 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--odds", type=float, action="append")
     parser.add_argument("--labels", type=float, default=None)
+    parser.add_argument("--multiclass", action="store_true")
     parser.add_argument("--json")
     args = parser.parse_args()
     odds_list = args.odds or [1.0, 1.5, 0.67]
     start = time.perf_counter()
     rows: dict[str, Any] = {}
-    print(f"{'stream':44s} {'shift':9s} {'chunks':>6s} " + " ".join(f"{m:>14s}" for m in METRICS))
+    metrics = MULTICLASS_METRICS if args.multiclass else METRICS
+    print(f"{'stream':44s} {'shift':9s} {'chunks':>6s} " + " ".join(f"{m:>14s}" for m in metrics))
 
     def report(name: str, shift: str, runs: list[dict[str, dict[str, list[float]]]]) -> None:
         cells = {
@@ -62,7 +77,7 @@ def main() -> None:
                 float(np.mean([c for r in runs for c in r[m]["covered"]])),
                 float(np.mean([e for r in runs for e in r[m]["error"]])),
             ]
-            for m in METRICS
+            for m in metrics
         }
         rows[f"{name} / {shift}"] = cells
         text = " ".join(f"{c[0]:5.2f} / {c[1]:6.4f}" for c in cells.values())
@@ -70,6 +85,11 @@ def main() -> None:
         print(f"{name:44s} {shift:9s} {chunks:6d} {text}", flush=True)
 
     fraction = 0.05 if args.labels is None else args.labels
+    if args.multiclass:
+        multiclass(args, fraction, odds_list, report)
+        print(f"({time.perf_counter() - start:.0f} s)")
+        save(args.json, rows)
+        return
     for scenario in LABEL_SHIFTS:
         streams = simulated_streams(scenario, args.reps)
         for shift, labels in (("covariate", 0.0), ("label", 0.0), ("label", fraction)):
@@ -91,6 +111,33 @@ def main() -> None:
                 report(f"{name} x{odds:g}", shift, [run])
     print(f"({time.perf_counter() - start:.0f} s)")
     save(args.json, rows)
+
+
+def multiclass(args: Any, fraction: float, odds_list: list[float], report: Any) -> None:
+    """The ``--multiclass`` runs (see the module's docstring)."""
+    for scenario, odds in MULTICLASS_LABEL_SHIFTS.items():
+        streams = [simulated_multiclass_stream(odds, seed) for seed in range(args.reps)]
+        for shift, labels in (("covariate", 0.0), ("label", 0.0), ("label", fraction)):
+            runs = [
+                evaluate_multiclass_stream(s, {"shift": shift}, seed=i, label_fraction=labels)
+                for i, s in enumerate(streams)
+            ]
+            report(scenario, shift if not labels else f"{shift} +{labels:.0%}", runs)
+    for name, load, moved in (
+        ("flights, 3 classes", flights_multiclass, lambda s: s.month >= 9),
+        ("card tiers (NannyML)", card_tiers, lambda s: s.month == 1),
+    ):
+        stream = load()
+        for odds in odds_list:
+            # The first class's odds moved (flights: early arrivals; cards: prepaid).
+            class_odds = (odds, 1.0, 1.0)
+            shifted = stream if odds == 1.0 else multiclass_with_label_shift(stream, class_odds)
+            before = ~moved(shifted)
+            for shift in ("covariate", "label"):
+                run = evaluate_multiclass_stream(
+                    shifted, {"shift": shift}, label_fraction=args.labels or 0.0, keep=before
+                )
+                report(f"{name} x{odds:g}", shift, [run])
 
 
 if __name__ == "__main__":

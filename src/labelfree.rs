@@ -524,7 +524,9 @@ pub struct ClassShift {
     pub sd: Vec<f64>,
     /// Moves of the groups' own log-odds that no stretch of the reference shows (a multiclass
     /// model's unseen drift): each draw moves class j's log-odds by eⱼ ~ N(0, move_sd²), which
-    /// moves bin i's logit rate by Σⱼ loadingᵢⱼ eⱼ (`move_loading`, bins × groups, row-major)
+    /// moves bin i's logit rate by Σⱼ loadingᵢⱼ eⱼ (`move_loading`, bins × groups, row-major;
+    /// or chunks × bins × groups, each chunk's own: a label shift moves the shares the
+    /// derivative is taken at)
     /// and the error shares' tilt of class j by eⱼ. Drawing both from the same eⱼ keeps what
     /// one class's move does to its precision and to its recall together: more rows of class j
     /// make more predictions of j right and more mistakes j. Empty loading: no moves.
@@ -827,7 +829,9 @@ impl Drift {
             let g = class.n_groups;
             let moves_valid = class.move_sd.is_finite()
                 && class.move_sd >= 0.0
-                && (class.move_loading.is_empty() || class.move_loading.len() == k * g)
+                && (class.move_loading.is_empty()
+                    || class.move_loading.len() == k * g
+                    || class.move_loading.len() == n_chunks * k * g)
                 && class.move_loading.iter().all(|v| v.is_finite())
                 && (class.move_factor.is_empty() || class.move_factor.len() == n_chunks * g * g)
                 && class.move_factor.iter().all(|v| v.is_finite());
@@ -1056,6 +1060,16 @@ impl Drift {
         let class_sd = self.class_shift.as_ref().map_or_else(Vec::new, |class| {
             class.sd[chunk * class.n_groups..(chunk + 1) * class.n_groups].to_vec()
         });
+        let move_loading = self.class_shift.as_ref().map_or_else(Vec::new, |class| {
+            let size = self.slope.len() * class.n_groups;
+            if class.move_loading.len() == size {
+                return Vec::new();
+            }
+            class
+                .move_loading
+                .get(chunk * size..(chunk + 1) * size)
+                .map_or_else(Vec::new, <[f64]>::to_vec)
+        });
         let move_factor = self.class_shift.as_ref().map_or_else(Vec::new, |class| {
             let size = class.n_groups * class.n_groups;
             class
@@ -1069,6 +1083,7 @@ impl Drift {
             label_move: terms.label_move,
             sd: terms.sd,
             class_sd,
+            move_loading,
             move_factor,
             cdf,
         }
@@ -1267,7 +1282,12 @@ impl Drift {
             };
             if let Some((shift, start)) = moves {
                 let g = shift.n_groups;
-                class += shift.move_loading[i * g..(i + 1) * g]
+                let loading = if model.move_loading.is_empty() {
+                    &shift.move_loading
+                } else {
+                    &model.move_loading
+                };
+                class += loading[i * g..(i + 1) * g]
                     .iter()
                     .zip(&class_z[start..])
                     .map(|(l, e)| l * e)
@@ -1475,6 +1495,9 @@ pub struct ChunkModel {
     pub sd: Vec<f64>,
     /// Per group, the sd of its shared shift (empty: none; see [`ClassShift`]).
     pub class_sd: Vec<f64>,
+    /// The chunk's own loading of its bins on the groups' moves (bins × groups; empty:
+    /// [`ClassShift::move_loading`], shared by every chunk).
+    pub move_loading: Vec<f64>,
     /// The chunk's factor of its groups' moves (groups × groups, lower-triangular; empty:
     /// [`ClassShift::move_sd`]).
     pub move_factor: Vec<f64>,

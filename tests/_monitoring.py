@@ -576,9 +576,9 @@ def with_label_shift(stream: Stream, odds: float, seed: int = 0) -> Stream:
 
 def pooled_results(results: list[dict[str, dict[str, list[float]]]]) -> dict[str, dict[str, float]]:
     """Per metric, the coverage and mean absolute error over every chunk of several
-    :func:`evaluate_stream` results."""
+    :func:`evaluate_stream` (or :func:`evaluate_multiclass_stream`) results."""
     out = {}
-    for metric in METRICS:
+    for metric in results[0]:
         covered = [c for r in results for c in r[metric]["covered"]]
         errors = [e for r in results for e in r[metric]["error"]]
         out[metric] = {"coverage": float(np.mean(covered)), "mae": float(np.mean(errors))}
@@ -620,7 +620,7 @@ def realized(labels: np.ndarray, scores: np.ndarray, threshold: float = 0.5) -> 
 METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc")
 
 
-def labelled_rows(stream: Stream, seed: int, label_fraction: float) -> np.ndarray:
+def labelled_rows(stream: Any, seed: int, label_fraction: float) -> np.ndarray:
     """Which production rows :func:`evaluate_stream` passes as partial labels for ``seed``."""
     rng = np.random.default_rng(seed + 10_000)
     known: np.ndarray = np.less(rng.random(stream.labels.shape[0]), label_fraction)
@@ -712,13 +712,18 @@ def evaluate_stream(
             value = truth[metric]
             if not np.isfinite(value):
                 continue
-            post = result.posterior(metric, chunk.index)
-            low, high = post.hdi(ci)
-            out[metric]["covered"].append(float(low <= value <= high))
-            out[metric]["error"].append(abs(post.mean() - value))
-            if post.std() > 0:
-                out[metric]["z"].append((value - post.mean()) / post.std())
+            record(out[metric], result.posterior(metric, chunk.index), value, ci)
     return out
+
+
+def record(cell: dict[str, list[float]], post: Any, value: float, ci: float = 0.95) -> None:
+    """Add one chunk's posterior against its realized ``value`` to a metric's ``covered``,
+    ``error`` and ``z`` lists (:func:`evaluate_stream`)."""
+    low, high = post.hdi(ci)
+    cell["covered"].append(float(low <= value <= high))
+    cell["error"].append(abs(post.mean() - value))
+    if post.std() > 0:
+        cell["z"].append((value - post.mean()) / post.std())
 
 
 def simulate_multiclass(
@@ -848,6 +853,95 @@ def card_tiers() -> MulticlassStream:
         prod[columns].to_numpy(dtype=float),
         (np.arange(n) >= n // 2).astype(np.int64),
     )
+
+
+#: What the multiclass label shift benchmark and tests read: the whole matrix, the rare class
+#: (whose prevalence moves most in :data:`MULTICLASS_LABEL_SHIFTS`), and the ranking.
+MULTICLASS_METRICS = ("accuracy", "f1_macro", "recall[2]", "precision[2]", "roc_auc_macro")
+
+
+def simulated_multiclass_stream(
+    odds: tuple[float, ...], seed: int, chunks: int = 12
+) -> MulticlassStream:
+    """A reference of :data:`REFERENCE_ROWS` rows of :func:`simulate_multiclass`'s K = 3
+    model and ``chunks`` chunks of production after a label shift of ``odds``."""
+    rng = np.random.default_rng(seed)
+    ref_labels, ref_scores = simulate_multiclass(rng, REFERENCE_ROWS, 3)
+    labels, scores = label_shifted_multiclass(rng, chunks * CHUNK, 3, np.asarray(odds))
+    return MulticlassStream(
+        f"simulated, class odds x{odds}",
+        ref_labels,
+        ref_scores,
+        labels,
+        scores,
+        np.zeros(labels.shape[0], dtype=np.int64),
+    )
+
+
+def multiclass_with_label_shift(
+    stream: MulticlassStream, odds: tuple[float, ...], seed: int = 0
+) -> MulticlassStream:
+    """A real multiclass stream with a label shift dialled in, as :func:`with_label_shift`
+    does for a binary one: each production row kept with a probability proportional to its
+    class's ``odds`` (:func:`kept_by_class`), in runs of 1.5 chunks' rows."""
+    rng = np.random.default_rng(seed)
+    run = 3 * CHUNK // 2
+    kept = []
+    for start in range(0, stream.labels.shape[0], run):
+        rows = np.arange(start, min(stream.labels.shape[0], start + run))
+        kept.append(rows[kept_by_class(stream.labels[rows], np.asarray(odds), rng)])
+    rows = np.concatenate(kept)
+    return MulticlassStream(
+        f"{stream.name}, class odds x{odds}",
+        stream.ref_labels,
+        stream.ref_scores,
+        stream.labels[rows],
+        stream.scores[rows],
+        stream.month[rows],
+    )
+
+
+def evaluate_multiclass_stream(
+    stream: MulticlassStream,
+    estimator_kwargs: dict[str, Any] | None = None,
+    *,
+    seed: int = 0,
+    n_samples: int = 2_000,
+    label_fraction: float = 0.0,
+    keep: np.ndarray | None = None,
+) -> dict[str, dict[str, list[float]]]:
+    """:func:`evaluate_stream` for a multiclass stream and :data:`MULTICLASS_METRICS`, the
+    realized values the estimator's own (``y_true``); ``keep``: per production row, whether
+    its chunk counts (a chunk counts where most of its rows do)."""
+    import probeval as pe
+
+    estimator = pe.LabelFreeEstimator(metrics=list(MULTICLASS_METRICS), **(estimator_kwargs or {}))
+    estimator.fit(stream.ref_labels, stream.ref_scores)
+    kwargs: dict[str, Any] = {}
+    if label_fraction:
+        known = labelled_rows(stream, seed, label_fraction)
+        kwargs["partial_labels"] = np.where(known, stream.labels, np.nan)
+    result = estimator.estimate(
+        stream.scores,
+        y_true=stream.labels,
+        target="realized",
+        chunk_size=CHUNK,
+        n_samples=n_samples,
+        rng=seed,
+        **kwargs,
+    )
+    out: dict[str, dict[str, list[float]]] = {
+        m: {"covered": [], "error": [], "z": []} for m in MULTICLASS_METRICS
+    }
+    for chunk in result.chunks:
+        if chunk.n_rows < CHUNK // 2 or (keep is not None and keep[chunk.rows].mean() < 0.5):
+            continue
+        for metric in MULTICLASS_METRICS:
+            value = result.realized(metric, chunk.index)
+            if value is None or not np.isfinite(value):
+                continue
+            record(out[metric], result.posterior(metric, chunk.index), value)
+    return out
 
 
 def one_vs_rest_point_estimate(

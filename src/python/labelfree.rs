@@ -521,7 +521,7 @@ pub(super) fn labelfree_estimate<'py>(
 /// chunk and class the sd, of the shift shared by the bins of each predicted class (None:
 /// none). `tilt_correlation` (K,): per class, the correlation of its tilt with its class
 /// shift (None: independent). `class_moves` (with a class shift): the sd of each class's
-/// log-odds move, each bin's loading on them (bins, K), and how far each moves each chunk's
+/// log-odds move, each bin's loading on them (bins, K; or (chunks, bins, K)), and how far each moves each chunk's
 /// bin's error shares (chunks, bins, K); see `labelfree::ClassShift` and
 /// `labelfree::ErrorModel`. `class_move_factor` (with class moves): per chunk, a
 /// lower-triangular factor of the moves' covariance (chunks, K, K), in place of their sd.
@@ -545,7 +545,11 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
     error_tilt: Option<PyReadonlyArray3<'py, f64>>,
     class_shift: Option<(PyReadonlyArray2<'py, f64>, PyReadonlyArray2<'py, f64>)>,
     tilt_correlation: Option<Vec<f64>>,
-    class_moves: Option<(f64, PyReadonlyArray2<'py, f64>, PyReadonlyArray3<'py, f64>)>,
+    class_moves: Option<(
+        f64,
+        PyReadonlyArrayDyn<'py, f64>,
+        PyReadonlyArray3<'py, f64>,
+    )>,
     class_move_factor: Option<PyReadonlyArray3<'py, f64>>,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
@@ -640,9 +644,14 @@ pub(super) fn labelfree_estimate_multiclass<'py>(
             None => (0.0, Vec::new()),
             Some((move_sd, loading, _)) => {
                 let loading = loading.as_array();
-                if loading.shape() != [cal.n_bins(), n_classes] {
+                if loading.shape() != [cal.n_bins(), n_classes]
+                    && loading.shape() != [chunks.len(), cal.n_bins(), n_classes]
+                {
                     return Err(PyValueError::new_err(format!(
-                        "class_moves needs a loading of shape ({}, {n_classes}), got {:?}",
+                        "class_moves needs a loading of shape ({}, {n_classes}) or ({}, {}, \
+                         {n_classes}), got {:?}",
+                        cal.n_bins(),
+                        chunks.len(),
                         cal.n_bins(),
                         loading.shape()
                     )));
