@@ -4,7 +4,7 @@ realized value by the 95% HDI / mean absolute error, per metric, 5,000-row chunk
 
     pip install ".[test]" && pip install --no-deps nannyml==0.13.1
     python benches/bench_label_shift.py [--reps 20] [--odds 1.5 --odds 0.67] [--labels 0.05]
-        [--multiclass] [--json out.json]
+        [--multiclass] [--cost] [--json out.json]
 
 Simulations (``tests/_monitoring.LABEL_SHIFTS``, ``--reps`` streams of 12 chunks each): larger
 and smaller prevalence odds, rare positives, a label shift on top of calibration or tilt
@@ -23,6 +23,12 @@ class's recall and precision, and macro ROC AUC (``tests/_monitoring.MULTICLASS_
 simulated K = 3 label shifts (``MULTICLASS_LABEL_SHIFTS``), and the flights' three arrival
 classes (departure-delay model; May-August, before its September concept shift) and NannyML's
 card tiers (before its concept shift) as they are and with one class's odds x 1.5 or x 0.67.
+
+``--cost``: the time of ``estimate`` (default metrics, 10,000 draws) with ``shift="label"``
+against the default, one run, over 8 data sets (seed 2026) of each kind: binary, reference
+10^U(4, 5) rows, 5 to 60 chunks of 10^U(2.7, 3.7) rows, prevalence odds 10^U(-0.5, 0.5);
+multiclass likewise with K uniform in 3 ... 8 and one class's odds moved; p50 and p99 per
+data set (``Report.compare_over``).
 """
 
 from __future__ import annotations
@@ -48,13 +54,15 @@ from tests._monitoring import (
     evaluate_stream,
     flights,
     flights_multiclass,
+    kept_by_label,
+    label_shifted_multiclass,
     multiclass_with_label_shift,
     simulated_multiclass_stream,
     simulated_streams,
     with_label_shift,
 )
 
-from _harness import save
+from _harness import Report, save
 
 
 def main() -> None:
@@ -63,9 +71,13 @@ def main() -> None:
     parser.add_argument("--odds", type=float, action="append")
     parser.add_argument("--labels", type=float, default=None)
     parser.add_argument("--multiclass", action="store_true")
+    parser.add_argument("--cost", action="store_true")
     parser.add_argument("--json")
     args = parser.parse_args()
     odds_list = args.odds or [1.0, 1.5, 0.67]
+    if args.cost:
+        save(args.json, cost())
+        return
     start = time.perf_counter()
     rows: dict[str, Any] = {}
     metrics = MULTICLASS_METRICS if args.multiclass else METRICS
@@ -111,6 +123,60 @@ def main() -> None:
                 report(f"{name} x{odds:g}", shift, [run])
     print(f"({time.perf_counter() - start:.0f} s)")
     save(args.json, rows)
+
+
+def cost_inputs(multiclass: bool) -> list[dict[str, Any]]:
+    """The ``--cost`` data sets (see the module's docstring)."""
+    from tests._monitoring import simulate_multiclass
+
+    import probeval as pe
+
+    rng = np.random.default_rng(2026 + multiclass)
+    out = []
+    for _ in range(8):
+        n_ref = int(10 ** rng.uniform(4, 5))
+        chunks, rows = int(rng.integers(5, 61)), int(10 ** rng.uniform(2.7, 3.7))
+        if multiclass:
+            k = int(rng.integers(3, 9))
+            odds = np.ones(k)
+            odds[rng.integers(k)] = 10 ** rng.uniform(-0.5, 0.5)
+            labels, scores = simulate_multiclass(rng, n_ref, k)
+            _, production = label_shifted_multiclass(rng, chunks * rows, k, odds)
+        else:
+            scores = rng.beta(1.3, 2.0, n_ref)
+            labels = rng.random(n_ref) < scores
+            many = rng.beta(1.3, 2.0, 4 * chunks * rows)
+            kept = kept_by_label(
+                rng.random(many.shape[0]) < many, 10 ** rng.uniform(-0.5, 0.5), rng
+            )
+            production = many[kept][: chunks * rows]
+        fitted = {
+            shift: pe.LabelFreeEstimator(shift=shift).fit(labels, scores)
+            for shift in ("covariate", "label")
+        }
+        out.append({"fitted": fitted, "scores": production, "rows": rows})
+    return out
+
+
+def cost() -> dict[str, Any]:
+    """The ``--cost`` runs: p50 and p99 of each shift's time over the data sets."""
+    out: dict[str, Any] = {}
+    for multiclass_data in (False, True):
+        kind = "multiclass" if multiclass_data else "binary"
+        inputs = cost_inputs(multiclass_data)
+        report = Report(f"estimate, {kind}: shift='label' against the default (10,000 draws)")
+
+        def timed(shift: str) -> Any:
+            return lambda d: d["fitted"][shift].estimate(
+                d["scores"], chunk_size=d["rows"], n_samples=10_000, rng=0
+            )
+
+        report.compare_over({s: timed(s) for s in ("covariate", "label")}, inputs)
+        ratios = [report.ratio("label", "covariate", q) for q in (50, 99)]
+        report.notes.append(f"label / covariate: p50 {ratios[0]:.2f}x, p99 {ratios[1]:.2f}x")
+        report.print()
+        out[kind] = {"p50": ratios[0], "p99": ratios[1]}
+    return out
 
 
 def multiclass(args: Any, fraction: float, odds_list: list[float], report: Any) -> None:

@@ -24,6 +24,7 @@ import probeval as pe
 from probeval.labelfree.label_shift import (
     _PRIOR_ROWS,
     CLASS_SHIFT_PRIOR_SD,
+    adjusted_class_counts,
     adjusted_counts,
     class_shift_log_likelihood,
     convolved_priors,
@@ -31,6 +32,7 @@ from probeval.labelfree.label_shift import (
     label_shift_log_likelihood,
     located_class_shift,
     located_shift,
+    shifted_class_shares,
 )
 from tests._monitoring import (
     LABEL_SHIFTS,
@@ -464,6 +466,35 @@ def test_the_located_class_shift_is_the_posterior_mode_and_its_curvature(k: int)
     oracle = to_centred @ np.linalg.inv(hessian) @ to_centred.T
     np.testing.assert_allclose(cov[0], oracle, rtol=1e-3, atol=1e-7)
     np.testing.assert_allclose(cov[0] @ np.ones(k), 0.0, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    counts=st.lists(st.integers(0, 5_000), min_size=6, max_size=6),
+    reference=st.lists(st.integers(0, 10_000), min_size=6, max_size=6),
+    shares=st.lists(st.floats(0.0, 1.0), min_size=18, max_size=18),
+    dispersion=st.floats(0.0, 50.0),
+)
+def test_the_class_shift_is_finite_for_any_counts(
+    counts: list[int], reference: list[int], shares: list[float], dispersion: float
+) -> None:
+    """Any counts (empty chunks, empty reference bins, classes absent from every bin): a
+    finite mode, a finite covariance that is positive semi-definite and moves nothing along
+    g + c, finite adjusted counts that keep the chunk's rows, shifted shares that sum to 1."""
+    c = np.array([counts], dtype=float)
+    p = np.array(shares).reshape(6, 3) + 1e-9
+    p /= p.sum(axis=1, keepdims=True)
+    ref = np.array(reference, dtype=float)
+    mean, cov = located_class_shift(c, ref, p, dispersion)
+    assert np.all(np.isfinite(mean))
+    assert np.all(np.isfinite(cov))
+    assert np.linalg.eigvalsh(cov[0]).min() > -1e-9
+    np.testing.assert_allclose(cov[0] @ np.ones(3), 0.0, atol=1e-9)
+    back = adjusted_class_counts(c, p, mean)
+    assert np.all(np.isfinite(back))
+    np.testing.assert_allclose(back.sum(), c.sum(), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(shifted_class_shares(p, mean).sum(axis=2), 1.0, atol=1e-12)
+    assert np.all(np.isfinite(class_shift_log_likelihood(mean, c[0], ref, p, dispersion)))
 
 
 def _saerens_em_classes(

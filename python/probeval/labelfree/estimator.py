@@ -387,7 +387,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         beyond it. Simulated label shift (prevalence odds x 1.3): accuracy, precision and
         recall cover 0.96 of chunks with errors a quarter to a third of the default's (which
         covers 0.65-0.69); on a covariate shift it covers 0.37-0.43 (docs/labelfree.md).
-        Binary fits with method "hierarchical" and calibration "reference".
+        A multiclass fit's classes each move their own way, shown by each chunk's confidence
+        bins (each holds the reference's classes times e^g_k), which moves every bin's
+        correct rate and its mistakes' classes together, and the one-vs-rest ranking
+        metrics' bins too. Method "hierarchical" and calibration "reference" only.
 
     Examples
     --------
