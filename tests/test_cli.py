@@ -877,7 +877,7 @@ def test_parquet_input(tmp_path: Path) -> None:
 
 def test_estimate_multiclass_score_columns(tmp_path: Path) -> None:
     """Several --y-score columns are a multiclass model's, in --labels order; string class
-    names work, and the result equals the library's."""
+    names work, and the result equals the library's, with --shift label too."""
     import probeval as pe
 
     rng = np.random.default_rng(3)
@@ -896,7 +896,7 @@ def test_estimate_multiclass_score_columns(tmp_path: Path) -> None:
                 for label, row in zip(labels, scores, strict=True)
             )
         frames[kind] = (labels, np.round(scores, 6))
-    out = _run(
+    args = [
         "estimate",
         "--reference",
         str(paths["reference"]),
@@ -922,20 +922,24 @@ def test_estimate_multiclass_score_columns(tmp_path: Path) -> None:
         "2",
         "--format",
         "json",
-    )
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout)["result"]
-    metrics = result["chunks"][0]["metrics"]
-    assert list(metrics) == ["accuracy", "f1_macro", "roc_auc_macro"]
-    assert metrics["f1_macro"]["realized"] is not None
-    estimator = pe.LabelFreeEstimator(metrics=["accuracy", "f1_macro", "roc_auc_macro"])
-    estimator.fit(*frames["reference"], labels=list(names))
-    library = estimator.estimate(
-        frames["analysis"][1], y_true=frames["analysis"][0], n_samples=500, rng=2
-    )
-    assert metrics["f1_macro"]["estimate"]["mean"] == pytest.approx(
-        library.posterior("f1_macro").mean(), abs=1e-12
-    )
+    ]
+    for shift in ("covariate", "label"):
+        out = _run(*args, "--shift", shift)
+        assert out.returncode == 0, out.stderr
+        result = json.loads(out.stdout)["result"]
+        metrics = result["chunks"][0]["metrics"]
+        assert list(metrics) == ["accuracy", "f1_macro", "roc_auc_macro"]
+        assert metrics["f1_macro"]["realized"] is not None
+        names_asked = ["accuracy", "f1_macro", "roc_auc_macro"]
+        estimator = pe.LabelFreeEstimator(metrics=names_asked, shift=shift)
+        estimator.fit(*frames["reference"], labels=list(names))
+        library = estimator.estimate(
+            frames["analysis"][1], y_true=frames["analysis"][0], n_samples=500, rng=2
+        )
+        for name in names_asked:
+            assert metrics[name]["estimate"]["mean"] == pytest.approx(
+                library.posterior(name).mean(), abs=1e-12
+            )
     bad = _run(
         "estimate",
         "--reference",

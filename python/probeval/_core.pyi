@@ -263,7 +263,7 @@ def labelfree_estimate(
         npt.NDArray[np.float64],
     ]
     | None = None,
-    bin_offset: npt.NDArray[np.float64] | None = None,
+    bin_offset: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None = None,
 ) -> npt.NDArray[np.float64]: ...
 def labelfree_estimate_multiclass(
     calibration_args: tuple[Any, ...],

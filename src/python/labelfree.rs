@@ -435,8 +435,9 @@ fn target_and_mode(target: &str, mode: &str) -> PyResult<(labelfree::Target, lab
 /// want_ap);
 /// `drift`, if given, is the between-period drift model (reference calibration only);
 /// `slices`, if given, the chunks' score slices for average precision; `bin_offset` (with a
-/// drift), each chunk's logit offset of each bin's rate (chunks, bins): a multiclass label
-/// shift seen from one class's one-vs-rest bins.
+/// drift), each chunk's logit offset of each bin's rate (chunks, bins) and the sd (chunks,)
+/// by which they move together: a multiclass label shift seen from one class's one-vs-rest
+/// bins.
 #[pyfunction]
 #[pyo3(signature = (calibration_args, stats, metrics, options, n_samples, seed, beta = 1.0, zero_division = 0.0, drift_args = None, slices = None, bin_offset = None))]
 #[allow(clippy::too_many_arguments)]
@@ -452,31 +453,33 @@ pub(super) fn labelfree_estimate<'py>(
     zero_division: f64,
     drift_args: Option<DriftArgs<'py>>,
     slices: Option<SliceArgs<'py>>,
-    bin_offset: Option<PyReadonlyArray2<'py, f64>>,
+    bin_offset: Option<(PyReadonlyArray2<'py, f64>, PyReadonlyArray1<'py, f64>)>,
 ) -> PyResult<Bound<'py, PyArray3<f64>>> {
     let cal = calibration(&calibration_args)?;
     let parsed = metrics::parse_metrics(&metrics, beta)?;
     let (target, mode) = target_and_mode(&options.0, &options.1)?;
     let chunks = chunk_inputs(&stats, cal.n_bins())?;
     let mut drift = drift_args.as_ref().map(drift);
-    if let Some(offset) = &bin_offset {
+    if let Some((offset, sd)) = &bin_offset {
         let shape = offset.as_array().shape().to_vec();
         let Some(drift) = drift.as_mut() else {
             return Err(PyValueError::new_err("bin_offset needs drift_args"));
         };
-        if shape != [chunks.len(), cal.n_bins()] {
+        if shape != [chunks.len(), cal.n_bins()] || sd.len()? != chunks.len() {
             return Err(PyValueError::new_err(format!(
-                "bin_offset must have shape ({}, {}), got {shape:?}",
+                "bin_offset needs offsets of shape ({}, {}) and one sd per chunk, got {shape:?} \
+                 and {}",
                 chunks.len(),
-                cal.n_bins()
+                cal.n_bins(),
+                sd.len()?
             )));
         }
-        // One group of every bin that does not move: each chunk's offsets alone.
+        // One group of every bin: each chunk's offsets, all moving together by its sd.
         drift.class_shift = Some(labelfree::ClassShift {
             groups: vec![0; cal.n_bins()],
             n_groups: 1,
             offset: flat(offset).into_owned(),
-            sd: vec![0.0; chunks.len()],
+            sd: flat(sd).into_owned(),
             move_sd: 0.0,
             move_loading: Vec::new(),
             move_factor: Vec::new(),

@@ -928,7 +928,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         shift_diagnostic: bool = True,
         sampling_only: bool = False,
         share: float = 1.0,
-        class_label_shift: tuple[np.ndarray, np.ndarray, int] | None = None,
+        class_label_shift: tuple[np.ndarray, np.ndarray, np.ndarray, int] | None = None,
     ) -> LabelFreeEstimate:
         """:meth:`estimate` for a binary fit; ``drift_model``: the drift to allow for instead of
         this estimator's own (a multiclass fit's classes share the sd of the bins' deviations);
@@ -938,9 +938,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         with no drift at all, as method "pooled" draws it (a multiclass fit's classes' AUC
         sampling variances); ``share``: with ``drift_model``, how far production's scores moved
         (:meth:`_unseen_share`, the multiclass fit's), which a binary fit finds itself;
-        ``class_label_shift``: a multiclass fit's label shift in each chunk (chunks, K), the
-        reference's rows of each class in this one-vs-rest fit's bins (bins, K), and its class,
-        which move each bin's rate by its own offset."""
+        ``class_label_shift``: a multiclass fit's label shift in each chunk (chunks, K) and
+        its covariance, the reference's rows of each class in this one-vs-rest fit's bins
+        (bins, K), and its class, which move each bin's rate by its own offset."""
         if _is_matrix(y_score):
             matrix = as_score_matrix("y_score", y_score)
             if matrix.shape[1] != 2:
@@ -1000,10 +1000,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         # A multiclass fit's label shift, seen from this one-vs-rest class's bins.
         label = None
         if class_label_shift is not None:
-            mean, class_counts, c = class_label_shift
+            mean, cov, class_counts, c = class_label_shift
             label = _ClassLabelShift(
                 mean,
-                np.zeros((mean.shape[0], mean.shape[1], mean.shape[1])),
+                cov,
                 _one_vs_rest_shares(class_counts),
                 np.full(class_counts.shape[0], c),
                 counts,
@@ -1045,7 +1045,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             zd,
             drift,
             slices,
-            None if label is None or drift is None else label.offsets,
+            None if label is None or drift is None else (label.offsets, label.offset_sd()),
         )
         diagnostics = self._diagnostics(
             stats, calibration, drift_model, drift if shift_diagnostic else None, counts
@@ -1246,7 +1246,12 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             for c, one in enumerate(state["ovr"]):
                 own: dict[str, Any] = {"drift_model": class_drifts[c], "partial_labels": None}
                 if label is not None:
-                    own["class_label_shift"] = (label.mean, state["ovr_class_counts"][c], c)
+                    own["class_label_shift"] = (
+                        label.mean,
+                        label.cov,
+                        state["ovr_class_counts"][c],
+                        c,
+                    )
                 if known is not None:
                     own["partial_labels"] = np.where(
                         np.isnan(known), np.nan, (known == c).astype(np.float64)
@@ -2850,6 +2855,18 @@ class _ClassLabelShift:
         loading = -self.moved / np.maximum(1.0 - correct, 1e-12)[:, :, None]
         loading[:, bins, self.predicted] = 1.0
         out: np.ndarray = np.ascontiguousarray(loading)
+        return out
+
+    def offset_sd(self) -> np.ndarray:
+        """Per chunk, the sd by which its bins' offsets move together with the shift's
+        uncertainty: each bin's sd of its offset (its :meth:`loading` on the shift's
+        covariance), their root mean square over the chunk's rows (a one-vs-rest class's
+        offsets move by one amount for all its bins where the other classes' mix is the same
+        in every bin)."""
+        loading = self.loading()
+        var = np.einsum("cbi,cij,cbj->cb", loading, self.cov, loading)
+        weights = self.counts / np.maximum(self.counts.sum(axis=1, keepdims=True), 1e-300)
+        out: np.ndarray = np.sqrt(np.maximum((weights * var).sum(axis=1), 0.0))
         return out
 
     def tilted(self, alpha: np.ndarray) -> np.ndarray:

@@ -233,8 +233,10 @@ def located_class_shift(
     around the others'. EM as Saerens, Latinne and Decaestecker (2002) run it on rows'
     scores, here on the bins (each bin's rows are class k with probability p_bk e^g_k over
     its sum; the chunk's new prevalence is the mean of these over its rows and the prior's),
-    finds the mode without the normal prior; Newton steps then add it. The covariance is the
-    inverse of the observed information (the complete data's less the missing, Louis 1982)."""
+    gets near the mode without the normal prior in :data:`_EM_STEPS` steps; Newton's steps,
+    halved where they do not climb, then reach it with the prior. The covariance is the
+    inverse of the observed information (the complete data's less the missing, Louis 1982),
+    held positive (:func:`_inverse`)."""
     counts = np.asarray(counts, dtype=np.float64)
     p = np.asarray(class_shares, dtype=np.float64)
     k = p.shape[1]
