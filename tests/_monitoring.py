@@ -684,22 +684,8 @@ def evaluate_stream(
     lists ``covered`` (0/1), ``error`` (|mean - realized|) and ``z`` ((realized - mean) /
     posterior sd; posteriors of one value left out). With ``label_fraction``, that share of
     each chunk's rows (at random) is passed as partial labels."""
-    import probeval as pe
-
-    estimator = pe.LabelFreeEstimator(metrics=list(METRICS), **(estimator_kwargs or {}))
-    estimator.fit(stream.ref_labels, stream.ref_scores)
-    partial = None
-    if label_fraction:
-        known = labelled_rows(stream, seed, label_fraction)
-        partial = np.where(known, stream.labels, np.nan)
-    kwargs: dict[str, Any] = {} if partial is None else {"partial_labels": partial}
-    result = estimator.estimate(
-        stream.scores,
-        target="realized",
-        chunk_size=chunk_size,
-        n_samples=n_samples,
-        rng=seed,
-        **kwargs,
+    result = _realized_estimate(
+        stream, METRICS, estimator_kwargs, seed, n_samples, label_fraction, chunk_size
     )
     out: dict[str, dict[str, list[float]]] = {
         m: {"covered": [], "error": [], "z": []} for m in METRICS
@@ -714,6 +700,36 @@ def evaluate_stream(
                 continue
             record(out[metric], result.posterior(metric, chunk.index), value, ci)
     return out
+
+
+def _realized_estimate(
+    stream: Any,
+    metrics: tuple[str, ...],
+    estimator_kwargs: dict[str, Any] | None,
+    seed: int,
+    n_samples: int,
+    label_fraction: float,
+    chunk_size: int,
+    **extra: Any,
+) -> Any:
+    """Fit on ``stream``'s reference and estimate its production (``target="realized"``),
+    ``label_fraction`` of its rows passed as partial labels (:func:`labelled_rows`);
+    ``extra``: more arguments of ``estimate`` (``y_true``)."""
+    import probeval as pe
+
+    estimator = pe.LabelFreeEstimator(metrics=list(metrics), **(estimator_kwargs or {}))
+    estimator.fit(stream.ref_labels, stream.ref_scores)
+    if label_fraction:
+        known = labelled_rows(stream, seed, label_fraction)
+        extra["partial_labels"] = np.where(known, stream.labels, np.nan)
+    return estimator.estimate(
+        stream.scores,
+        target="realized",
+        chunk_size=chunk_size,
+        n_samples=n_samples,
+        rng=seed,
+        **extra,
+    )
 
 
 def record(cell: dict[str, list[float]], post: Any, value: float, ci: float = 0.95) -> None:
@@ -913,22 +929,15 @@ def evaluate_multiclass_stream(
     """:func:`evaluate_stream` for a multiclass stream and :data:`MULTICLASS_METRICS`, the
     realized values the estimator's own (``y_true``); ``keep``: per production row, whether
     its chunk counts (a chunk counts where most of its rows do)."""
-    import probeval as pe
-
-    estimator = pe.LabelFreeEstimator(metrics=list(MULTICLASS_METRICS), **(estimator_kwargs or {}))
-    estimator.fit(stream.ref_labels, stream.ref_scores)
-    kwargs: dict[str, Any] = {}
-    if label_fraction:
-        known = labelled_rows(stream, seed, label_fraction)
-        kwargs["partial_labels"] = np.where(known, stream.labels, np.nan)
-    result = estimator.estimate(
-        stream.scores,
+    result = _realized_estimate(
+        stream,
+        MULTICLASS_METRICS,
+        estimator_kwargs,
+        seed,
+        n_samples,
+        label_fraction,
+        CHUNK,
         y_true=stream.labels,
-        target="realized",
-        chunk_size=CHUNK,
-        n_samples=n_samples,
-        rng=seed,
-        **kwargs,
     )
     out: dict[str, dict[str, list[float]]] = {
         m: {"covered": [], "error": [], "z": []} for m in MULTICLASS_METRICS
