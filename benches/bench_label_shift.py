@@ -20,9 +20,10 @@ share of the real streams' rows too (none unless given).
 
 ``--multiclass``: the same for a multiclass model instead, on accuracy, macro F1, the rare
 class's recall and precision, and macro ROC AUC (``tests/_monitoring.MULTICLASS_METRICS``):
-simulated K = 3 label shifts (``MULTICLASS_LABEL_SHIFTS``), and the flights' three arrival
-classes (departure-delay model; May-August, before its September concept shift) and NannyML's
-card tiers (before its concept shift) as they are and with one class's odds x 1.5 or x 0.67.
+simulated K = 3 label shifts (``MULTICLASS_LABEL_SHIFTS``, one under a calibration drift), and
+the flights' three arrival classes (departure-delay model; May-August, before its September
+concept shift) and NannyML's card tiers (before its concept shift) as they are and with one
+class's odds x 1.5 or x 0.67.
 
 ``--cost``: the time of ``estimate`` (default metrics, 10,000 draws) with ``shift="label"``
 against the default, one run, over 8 data sets (seed 2026) of each kind: binary, reference
@@ -181,8 +182,10 @@ def cost() -> dict[str, Any]:
 
 def multiclass(args: Any, fraction: float, odds_list: list[float], report: Any) -> None:
     """The ``--multiclass`` runs (see the module's docstring)."""
-    for scenario, odds in MULTICLASS_LABEL_SHIFTS.items():
-        streams = [simulated_multiclass_stream(odds, seed) for seed in range(args.reps)]
+    for scenario, (odds, drift) in MULTICLASS_LABEL_SHIFTS.items():
+        streams = [
+            simulated_multiclass_stream(odds, seed, drift=drift) for seed in range(args.reps)
+        ]
         for shift, labels in (("covariate", 0.0), ("label", 0.0), ("label", fraction)):
             runs = [
                 evaluate_multiclass_stream(s, {"shift": shift}, seed=i, label_fraction=labels)

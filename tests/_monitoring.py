@@ -782,12 +782,14 @@ def kept_by_class(labels: np.ndarray, odds: np.ndarray, rng: np.random.Generator
 
 
 def label_shifted_multiclass(
-    rng: np.random.Generator, n: int, k: int, odds: np.ndarray
+    rng: np.random.Generator, n: int, k: int, odds: np.ndarray, shift: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` rows of :func:`simulate_multiclass`'s model after a label shift of ``odds``
-    (:func:`kept_by_class`)."""
+    """``n`` rows of :func:`simulate_multiclass`'s model (its classes' calibration moved by
+    ``shift``, if given) after a label shift of ``odds`` (:func:`kept_by_class`)."""
     weights = np.asarray(odds, dtype=np.float64)
-    labels, scores = simulate_multiclass(rng, int(n * 1.5 * weights.max() / weights.min()), k)
+    labels, scores = simulate_multiclass(
+        rng, int(n * 1.5 * weights.max() / weights.min()), k, shift=shift
+    )
     keep = kept_by_class(labels, weights, rng)
     if keep.sum() < n:
         raise ValueError(f"odds={odds!r} keep too few rows for n={n}")
@@ -795,12 +797,15 @@ def label_shifted_multiclass(
 
 
 #: Simulated multiclass label shifts (K = 3, the last class rarer): each class's prevalence
-#: odds against the reference's; the stable stream first.
-MULTICLASS_LABEL_SHIFTS = {
-    "stable": (1.0, 1.0, 1.0),
-    "rare class x3": (1.0, 1.0, 3.0),
-    "first class x2": (2.0, 1.0, 1.0),
-    "second class x0.5": (1.0, 0.5, 1.0),
+#: odds against the reference's, and the sd (logit) by which each class's calibration moves
+#: between the reference's five periods and between production's chunks (0: it does not);
+#: the stable stream first.
+MULTICLASS_LABEL_SHIFTS: dict[str, tuple[tuple[float, ...], float]] = {
+    "stable": ((1.0, 1.0, 1.0), 0.0),
+    "rare class x3": ((1.0, 1.0, 3.0), 0.0),
+    "first class x2": ((2.0, 1.0, 1.0), 0.0),
+    "second class x0.5": ((1.0, 0.5, 1.0), 0.0),
+    "rare class x3 + calibration drift": ((1.0, 1.0, 3.0), 0.12),
 }
 
 
@@ -877,15 +882,32 @@ MULTICLASS_METRICS = ("accuracy", "f1_macro", "recall[2]", "precision[2]", "roc_
 
 
 def simulated_multiclass_stream(
-    odds: tuple[float, ...], seed: int, chunks: int = 12
+    odds: tuple[float, ...], seed: int, chunks: int = 12, drift: float = 0.0
 ) -> MulticlassStream:
     """A reference of :data:`REFERENCE_ROWS` rows of :func:`simulate_multiclass`'s K = 3
-    model and ``chunks`` chunks of production after a label shift of ``odds``."""
+    model and ``chunks`` chunks of production after a label shift of ``odds``. With
+    ``drift``, each of the reference's five periods and each chunk draws its own move of the
+    classes' calibration, P(y = j | s) ∝ s_j e^e_j with e_j ~ N(0, drift²): the calibration
+    drift the estimator learns from the reference's periods, under the label shift."""
     rng = np.random.default_rng(seed)
-    ref_labels, ref_scores = simulate_multiclass(rng, REFERENCE_ROWS, 3)
-    labels, scores = label_shifted_multiclass(rng, chunks * CHUNK, 3, np.asarray(odds))
+    if drift:
+        parts = [
+            simulate_multiclass(rng, REFERENCE_ROWS // 5, 3, shift=rng.normal(0.0, drift, 3))
+            for _ in range(5)
+        ]
+        ref_labels, ref_scores = (np.concatenate(part) for part in zip(*parts, strict=True))
+        parts = [
+            label_shifted_multiclass(
+                rng, CHUNK, 3, np.asarray(odds), shift=rng.normal(0.0, drift, 3)
+            )
+            for _ in range(chunks)
+        ]
+        labels, scores = (np.concatenate(part) for part in zip(*parts, strict=True))
+    else:
+        ref_labels, ref_scores = simulate_multiclass(rng, REFERENCE_ROWS, 3)
+        labels, scores = label_shifted_multiclass(rng, chunks * CHUNK, 3, np.asarray(odds))
     return MulticlassStream(
-        f"simulated, class odds x{odds}",
+        f"simulated, class odds x{odds}" + (f", calibration drift {drift:g}" if drift else ""),
         ref_labels,
         ref_scores,
         labels,
