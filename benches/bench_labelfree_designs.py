@@ -34,7 +34,6 @@ target any setting was tuned on.
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import sys
 import time
@@ -48,16 +47,10 @@ from tests._monitoring import (
     departure_designs,
     employment_designs,
     evaluate_stream,
-    flights,
+    flights_designs,
 )
 
 from _harness import save
-
-DESIGNS = list(
-    itertools.product(
-        ["departure", "schedule"], [15.0, 45.0], [(3, 4), (5, 6), (7, 8)], ["logistic", "boosting"]
-    )
-)
 
 
 def main() -> None:
@@ -83,7 +76,7 @@ def main() -> None:
     elif args.data == "departures":
         streams = departure_designs()
     else:
-        streams = [flights(*design) for design in DESIGNS]
+        streams = flights_designs()
     for stream in streams:
         for label, kwargs, fraction in runs:
             result = evaluate_stream(stream, kwargs, n_samples=args.draws, label_fraction=fraction)

