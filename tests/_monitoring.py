@@ -70,7 +70,12 @@ def _logit(p: np.ndarray) -> np.ndarray:
 #: classes (the slope of logit P(y | score) times 1 + N(0, tilt²): a period in which the model
 #: ranks better or worse), ``production_location`` the sd of
 #: each production chunk's covariate shift where the reference's periods have none (production a
-#: year on from a reference that is one cross-section: ACS employment's chunks vary so).
+#: year on from a reference that is one cross-section: ACS employment's chunks vary so),
+#: ``level_shift`` and ``level_tilt`` how a period's shift and its slope's factor move per logit
+#: of its scores' level (the mean of their logits), and ``stray_shift`` and ``stray_tilt`` the
+#: sds by which each production chunk's shift and slope factor stray from that line (the 2013
+#: flights' production strays from its reference windows' line by about the windows' whole
+#: spread: docs/labelfree.md, *How far production strays from the windows' line*).
 SCENARIOS: dict[str, dict[str, float]] = {
     "stable": {},
     "unseen drift (sd 0.08 logit)": {"unseen": 0.08},
@@ -90,6 +95,13 @@ SCENARIOS: dict[str, dict[str, float]] = {
         "location": 0.4,
         "level_shift": 0.5,
         "level_tilt": -0.25,
+    },
+    "drift that follows the level, production off its line": {
+        "location": 0.4,
+        "level_shift": 0.5,
+        "level_tilt": -0.25,
+        "stray_shift": 0.2,
+        "stray_tilt": 0.1,
     },
     "tilt drift (sd 0.1)": {"tilt": 0.1},
 }
@@ -151,6 +163,7 @@ def simulate(
         unseen_tilt = rng.normal(0.0, UNSEEN_TILT_SHARE * s["unseen"]) if "unseen" in s else 0.0
 
     level_shift, level_tilt = s.get("level_shift", 0.0), s.get("level_tilt", 0.0)
+    stray_shift, stray_tilt = s.get("stray_shift", 0.0), s.get("stray_tilt", 0.0)
     tilt_sd = s.get("tilt", 0.0)
     if production_location is None:
         production_location = s.get("production_location", location)
@@ -174,6 +187,9 @@ def simulate(
         turn = 1.0 + level_tilt * level + (rng.normal(0.0, tilt_sd) if tilt_sd else 0.0)
         if production:
             turn += unseen_tilt
+            if stray_shift or stray_tilt:
+                shift += rng.normal(0.0, stray_shift)
+                turn += rng.normal(0.0, stray_tilt)
         truth = base + 0.6 + slope * turn * (z + 0.6) + shift
         if production:
             truth = truth + np.log(odds) + unseen

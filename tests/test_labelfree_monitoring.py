@@ -395,6 +395,7 @@ CLAIMED = [
     "rare positives",
     "rare positives + drift",
     "drift that follows the score level",
+    "drift that follows the level, production off its line",
     "tilt drift (sd 0.1)",
 ]
 
