@@ -2183,6 +2183,8 @@ def test_partial_labels_property(
     shift_p = result.diagnostics()["score_shift_p"]
     assert 0.0 <= shift_p <= 1.0
     assert result.score_shift_alerts(p=0.5) == ([0] if shift_p < 0.5 else [])
+    labels_p = result.diagnostics().get("labels_p", math.nan)
+    assert result.label_alerts(p=0.5) == ([0] if labels_p < 0.5 else [])
 
 
 @settings(max_examples=40, deadline=None)

@@ -381,7 +381,9 @@ def test_tilted_error_shares_match_a_numpy_draw_of_the_same_model() -> None:
     from probeval.labelfree.chunking import make_chunks
 
     hierarchical = pe.LabelFreeEstimator(n_bins=4, metrics=names).fit(y_ref, s_ref)
-    drift = hierarchical._drift_args(hierarchical._drift_for(make_chunks(u.shape[0], n_chunks=1)))
+    drift, _ = hierarchical._drift_args(
+        hierarchical._drift_for(make_chunks(u.shape[0], n_chunks=1))
+    )
     assert drift is not None
     shift = (np.zeros((1, bins.n_bins)), np.zeros((1, k)))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import math
 import warnings
 from typing import Any
@@ -664,9 +665,22 @@ def test_label_free_estimates_with_partial_labels_and_periods_are_finite(
     for chunk in result.chunks:
         for name in result.metrics:
             _check_posterior(result.posterior(name, chunk.index))
-        for key, value in result.diagnostics(chunk.index).items():
-            assert math.isfinite(value), (key, value)
-    result.to_dict()
+        diagnostics = result.diagnostics(chunk.index)
+        for key, value in diagnostics.items():
+            # The label check is there for the chunks with labels, and only for them.
+            labelled = diagnostics["n_labelled"] > 0 or not key.startswith("labels_")
+            assert math.isfinite(value) == labelled, (key, value)
+        if "labels_p" in diagnostics and labelled:
+            assert 0.0 <= diagnostics["labels_p"] <= 1.0
+    check = result.label_check()
+    if check is not None:
+        assert check["n_labelled"] == int(np.sum(~np.isnan(partial)))
+        assert 0.0 <= check["p"] <= 1.0
+        assert math.isfinite(check["shift_z"])
+    payload = result.to_dict()
+    # Diagnostics without a value are null there, not NaN.
+    json.dumps([c["diagnostics"] for c in payload["chunks"]], allow_nan=False)
+    json.dumps(payload.get("label_check"), allow_nan=False)
 
 
 PAYLOAD = (
@@ -1072,6 +1086,7 @@ def test_hostile_values_for_the_other_methods(value: Any) -> None:
     post = LF_ESTIMATE.reference_posterior("accuracy")
     _attempt(
         lambda: LF_ESTIMATE.score_shift_alerts(p=value),
+        lambda: LF_ESTIMATE.label_alerts(p=value),
         lambda: _diagnostics_of_chunk(value),
         lambda: LF_ESTIMATE.reference_posterior(value),
         lambda: LF_ESTIMATE.to_pandas(ci=value),

@@ -79,6 +79,43 @@ class Output:
     objects: list[Any] = field(default_factory=list)
 
 
+def _estimate_warnings(result: Any) -> list[str]:
+    """Warnings about a label-free estimate: chunks whose scores are unlike the reference's,
+    and labels in production that show a calibration the reference never did, chunk by chunk
+    and all chunks together (``LabelFreeEstimate.label_check``)."""
+    from probeval.labelfree.estimator import SCORE_SHIFT_ALERT
+
+    def chunks(indices: list[int]) -> str:
+        keys = [str(result.chunks[i].key) for i in indices]
+        return f"chunk(s) {', '.join(keys[:10])}{' ...' if len(keys) > 10 else ''}"
+
+    notes = []
+    if unlike := result.score_shift_alerts():
+        notes.append(
+            f"\nwarning: the scores of {chunks(unlike)} are unlike anything the reference "
+            f"periods showed (score_shift_p < {SCORE_SHIFT_ALERT:g}): the drift learned there "
+            "may not hold; label a sample of those rows (partial labels) before trusting these "
+            "estimates"
+        )
+    if off := result.label_alerts():
+        notes.append(
+            f"\nwarning: the labels of {chunks(off)} put their calibration where the "
+            f"reference's periods never went (labels_p < {SCORE_SHIFT_ALERT:g}): those "
+            "estimates follow the labels"
+        )
+    check = result.label_check()
+    if check is not None and check["p"] < SCORE_SHIFT_ALERT:
+        tilt = "" if math.isnan(check["tilt_z"]) else f", tilt z {check['tilt_z']:+.1f}"
+        notes.append(
+            f"\nwarning: the {check['n_labelled']:,} labels of {check['n_chunks']} chunk(s) taken "
+            f"together show production's calibration moved beyond the reference's drift "
+            f"(shift z {check['shift_z']:+.1f}{tilt}, p = {check['p']:.1g}); "
+            "chunks with few labels lean on the reference's drift and may be off by more than "
+            "their intervals say: label more rows, or fit on recent labelled ones"
+        )
+    return notes
+
+
 def _jsonable(value: Any) -> Any:
     """NaN and infinities are not JSON: they become null and "inf"/"-inf"."""
     if isinstance(value, dict):
@@ -562,7 +599,7 @@ def _rank(args: argparse.Namespace) -> Output:
 
 
 def _estimate(args: argparse.Namespace) -> Output:
-    from probeval.labelfree.estimator import SCORE_SHIFT_ALERT, LabelFreeEstimator, has_missing
+    from probeval.labelfree.estimator import LabelFreeEstimator, has_missing
 
     progress = Progress(4)
     if args.period is not None and args.timestamp is None:
@@ -644,14 +681,7 @@ def _estimate(args: argparse.Namespace) -> Output:
             "\nnote: realized values scatter around the population estimate beyond its HDI by "
             "design; compare them with --target realized"
         )
-    unlike = [str(result.chunks[i].key) for i in result.score_shift_alerts()]
-    if unlike:
-        notes.append(
-            f"\nwarning: the scores of chunk(s) {', '.join(unlike[:10])}"
-            f"{' ...' if len(unlike) > 10 else ''} are unlike anything the reference periods "
-            f"showed (score_shift_p < {SCORE_SHIFT_ALERT:g}): the drift learned there may not "
-            "hold; label a sample of those rows (partial labels) before trusting these estimates"
-        )
+    notes.extend(_estimate_warnings(result))
     settings = _settings(
         args,
         reference=args.reference,

@@ -63,6 +63,8 @@ __all__ = [
     "UNSEEN_DRIFT",
     "UNSEEN_TILT_SHARE",
     "Drift",
+    "LabelConflict",
+    "conflict_p",
     "group_chunks",
     "learn_drift",
     "learn_drifts",
@@ -73,6 +75,8 @@ __all__ = [
     "production_cell_sd",
     "production_priors",
     "production_walk_priors",
+    "prior_data_conflict",
+    "reference_error_var",
     "score_shift_distance",
     "shift_diagnostic",
     "shift_spread",
@@ -1879,4 +1883,116 @@ def production_walk_priors(
     # In numpy (batched matrix products) OpenBLAS's threads took 67 chunks from 0.14 s to
     # 4.5 s, and 1,005 chunks from 1.7 s to 72 s, on a machine with other work running.
     out: np.ndarray = _core.labelfree_course_priors(emit, conv, kernels, starts, log_hyper)
+    return out
+
+
+def prior_data_conflict(
+    grid: np.ndarray, log_priors: np.ndarray, log_likelihood: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (chunk), how far its labels put an effect (the shift or the tilt, on the uniform
+    ``grid``) from where the drift expects it: the labels' own estimate (the mean of the
+    likelihood ``log_likelihood`` normalised over the grid, as under a flat prior) less the mean
+    of the prior ``log_priors``, and the variance of that difference had the labels come from
+    the prior's model (the prior's variance plus the likelihood's, each grid point spread over
+    its step: Box's prior predictive check, in its normal form)."""
+
+    def moments(log_density: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        weight = np.exp(log_density - log_density.max(axis=1, keepdims=True))
+        weight /= weight.sum(axis=1, keepdims=True)
+        mean = weight @ grid
+        return mean, np.maximum(weight @ grid**2 - mean**2, 0.0)
+
+    prior_mean, prior_var = moments(log_priors)
+    labels_mean, labels_var = moments(log_likelihood)
+    step = float(grid[1] - grid[0]) if grid.shape[0] > 1 else 0.0
+    # A point's mass spread evenly over its step adds step² / 12, once for each density.
+    return labels_mean - prior_mean, prior_var + labels_var + step**2 / 6.0
+
+
+def reference_error_var(
+    positives: np.ndarray, negatives: np.ndarray, centre: np.ndarray, labelled: np.ndarray
+) -> tuple[float, float]:
+    """The variance of the shift and of the tilt that the labels read off the reference's
+    calibration because its bins' rates are estimates (each bin's ``positives`` and
+    ``negatives``, its rate with two prior rows at its ``centre`` score, as the core's), for
+    labels spread over the bins as ``labelled`` (rows per bin): the weighted sums of the bins'
+    logit errors, 1 / (rows r (1 - r)) each, with the weights the labels give the shift (their
+    information per bin, normalised) and the tilt (that times the bin's logit off the labels'
+    mean, over their sum of squares). Every chunk reads the same reference, so this part of
+    their differences (:func:`prior_data_conflict`) does not average away over chunks."""
+    rows = positives + negatives
+    rate = (positives + 2.0 * centre) / (rows + 2.0)
+    info = labelled * rate * (1.0 - rate)
+    if info.sum() <= 0:
+        return 0.0, 0.0
+    error_var = 1.0 / ((rows + 2.0) * rate * (1.0 - rate))
+    logit = np.log(rate / (1.0 - rate))
+    shift_weight = info / info.sum()
+    apart = logit - shift_weight @ logit
+    spread = float((info * apart**2).sum())
+    tilt_weight = info * apart / spread if spread > 0 else np.zeros_like(info)
+    return float(shift_weight**2 @ error_var), float(tilt_weight**2 @ error_var)
+
+
+def two_sided_p(z: np.ndarray) -> np.ndarray:
+    """P(|Z| >= |z|) for a standard normal Z (nan stays nan)."""
+    out: np.ndarray = np.vectorize(math.erfc, otypes=[np.float64])(np.abs(z) / math.sqrt(2.0))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class LabelConflict(ValueEquality):
+    """Where production's labels put each chunk's calibration shift and tilt, against where the
+    reference's drift (with its coupling to the scores' level and its spread for moved scores)
+    expects them: per effect the difference, logit (:func:`prior_data_conflict`), the variance
+    it would have had production moved as the reference's periods did, and the part of that
+    variance every chunk shares (the unseen drift, one draw for all of production), which the
+    chunks taken together cannot average away. ``tilt`` is None where the tilt is not learned
+    from labels (a multiclass model's confidence calibration)."""
+
+    labelled: np.ndarray
+    shift: np.ndarray
+    shift_var: np.ndarray
+    shift_common: float
+    tilt: np.ndarray | None = None
+    tilt_var: np.ndarray | None = None
+    tilt_common: float = 0.0
+
+    def _effects(self) -> list[tuple[np.ndarray, np.ndarray, float]]:
+        out = [(self.shift, self.shift_var, self.shift_common)]
+        if self.tilt is not None and self.tilt_var is not None:
+            out.append((self.tilt, self.tilt_var, self.tilt_common))
+        return out
+
+    def chunk_z(self) -> list[np.ndarray]:
+        """Per effect (shift, then tilt if learned), each chunk's z (nan without labels)."""
+        return [
+            np.where(self.labelled, difference / np.sqrt(var), np.nan)
+            for difference, var, _ in self._effects()
+        ]
+
+    def stream_z(self) -> list[float]:
+        """Per effect, the labelled chunks' differences taken together, each weighted by its
+        precision, in sds of that sum: a move common to all of production. Its variance is
+        Σ w - c Σ w² + c (Σ w)² (w = 1 / variance, c the shared part), as the shared part moves
+        every chunk at once. nan without labels."""
+        out = []
+        for difference, var, common in self._effects():
+            d, w = difference[self.labelled], 1.0 / var[self.labelled]
+            if d.shape[0] == 0:
+                out.append(math.nan)
+                continue
+            # The shared part is part of each chunk's variance, never more.
+            common = min(common, 1.0 / float(w.max()))
+            spread = float(w.sum() - common * (w**2).sum() + common * w.sum() ** 2)
+            out.append(float((w * d).sum()) / math.sqrt(spread))
+        return out
+
+
+def conflict_p(zs: list[np.ndarray]) -> np.ndarray:
+    """The probability, were production moving as the reference's drift says, of labels at
+    least this far off in any of the effects: the smallest two-sided p times the number of
+    effects (Bonferroni: the shift's and the tilt's estimates share their labels)."""
+    ps = np.stack([two_sided_p(np.asarray(z, dtype=np.float64)) for z in zs])
+    out: np.ndarray = np.minimum(1.0, len(zs) * ps.min(axis=0))
     return out

@@ -1,0 +1,258 @@
+"""The label check of a label-free estimate (``labels_*`` diagnostics, ``label_check``,
+``label_alerts``): where production's labels put each chunk's calibration against where the
+reference's drift expects it. Its pieces against closed forms and brute-force numpy; its
+p-values against simulations where the reference's model holds (false alarms at their rate)
+and where production moved beyond it (alarms)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import probeval as pe
+from probeval.labelfree.drift import (
+    LabelConflict,
+    conflict_p,
+    prior_data_conflict,
+    reference_error_var,
+)
+from tests._monitoring import (
+    CHUNK,
+    labelled_rows,
+    simulate,
+    simulated_multiclass_stream,
+    simulated_streams,
+)
+
+
+def _partial(stream: Any, fraction: float, seed: int = 0) -> np.ndarray:
+    known = labelled_rows(stream, seed, fraction)
+    return np.where(known, stream.labels.astype(float), np.nan)
+
+
+def test_prior_data_conflict_is_the_normal_closed_form() -> None:
+    """A normal prior and a normal likelihood on a fine grid: the difference of their means and
+    the sum of their variances (plus each density's step², 12 each)."""
+    grid = np.linspace(-3.0, 3.0, 6_001)
+    centres = np.array([[0.1, 0.2, -0.4, 0.15], [-0.3, 0.05, 0.5, 0.3]])
+    log_prior = np.stack([-0.5 * ((grid - m) / s) ** 2 for m, s in centres[:, :2]])
+    log_likelihood = np.stack([-0.5 * ((grid - m) / s) ** 2 for m, s in centres[:, 2:]])
+    difference, variance = prior_data_conflict(grid, log_prior, log_likelihood)
+    step = grid[1] - grid[0]
+    np.testing.assert_allclose(difference, centres[:, 2] - centres[:, 0], atol=1e-9)
+    expected = centres[:, 1] ** 2 + centres[:, 3] ** 2 + step**2 / 6
+    np.testing.assert_allclose(variance, expected, rtol=1e-6)
+
+
+def test_reference_error_var_matches_a_draw_of_the_reference_rates() -> None:
+    """The shift and tilt the labels read off the reference because its rates are estimates:
+    against numpy drawing each bin's rate from its Beta (two prior rows at the bin's centre,
+    as the core's rate) and reading the weighted shift and tilt off the draws. Rows per bin in
+    the tens of thousands, so that the delta method's error is far below the Monte Carlo's;
+    within 4 Monte Carlo standard errors of a variance (var · sqrt(2 / draws))."""
+    rng = np.random.default_rng(0)
+    rows = np.array([20_000, 40_000, 30_000, 25_000, 50_000, 30_000], dtype=float)
+    rate = np.array([0.05, 0.15, 0.3, 0.5, 0.7, 0.9])
+    positives = np.round(rows * rate)
+    negatives = rows - positives
+    centre = np.array([0.04, 0.16, 0.31, 0.49, 0.72, 0.88])
+    labelled = np.array([30.0, 80.0, 50.0, 40.0, 90.0, 20.0])
+    shift_var, tilt_var = reference_error_var(positives, negatives, centre, labelled)
+
+    mean = (positives + 2 * centre) / (rows + 2)
+    logit = np.log(mean / (1 - mean))
+    draws = 200_000
+    drawn = rng.beta(positives + 2 * centre, negatives + 2 * (1 - centre), (draws, rate.shape[0]))
+    error = np.log(drawn / (1 - drawn)) - logit
+    info = labelled * mean * (1 - mean)
+    shift_weight = info / info.sum()
+    apart = logit - shift_weight @ logit
+    tilt_weight = info * apart / (info * apart**2).sum()
+    for weight, value in ((shift_weight, shift_var), (tilt_weight, tilt_var)):
+        sample = (error @ weight).var()
+        assert abs(value - sample) < 4 * sample * math.sqrt(2 / draws), (value, sample)
+
+
+def test_stream_z_is_standard_normal_under_its_own_model() -> None:
+    """Chunks whose differences share a common part (the unseen drift, the reference's own
+    rates) and have their own: the precision-weighted sum in sds of itself is N(0, 1) over
+    many draws (mean and sd within 4 Monte Carlo standard errors), and without the common part
+    counted it would not be. The p-values are scipy's two-sided normal ones."""
+    rng = np.random.default_rng(1)
+    variance = rng.uniform(0.01, 0.2, 12)
+    common = 0.008
+    reps = 20_000
+    shared = rng.normal(0.0, math.sqrt(common), (reps, 1))
+    own = rng.normal(0.0, np.sqrt(variance - common), (reps, 12))
+    labelled = np.ones(12, dtype=bool)
+    zs = np.array(
+        [
+            LabelConflict(labelled, d, variance, common, d, variance, 0.0).stream_z()
+            for d in shared + own
+        ]
+    )
+    se_mean, se_sd = 1 / math.sqrt(reps), 1 / math.sqrt(2 * reps)
+    assert abs(zs[:, 0].mean()) < 4 * se_mean
+    assert abs(zs[:, 0].std() - 1) < 4 * se_sd
+    # The same draws with the shared part left out of the variance: too wide a spread.
+    assert zs[:, 1].std() > 1 + 10 * se_sd
+    z = np.array([-3.0, -0.5, 0.0, 1.2, 2.5])
+    np.testing.assert_allclose(conflict_p([z]), 2 * stats.norm.sf(np.abs(z)), rtol=1e-12)
+    both = conflict_p([z, z[::-1]])
+    np.testing.assert_allclose(
+        both, np.minimum(1, 2 * 2 * stats.norm.sf(np.maximum(np.abs(z), np.abs(z[::-1]))))
+    )
+
+
+def test_labels_that_show_a_concept_shift_are_flagged() -> None:
+    """5% of rows labelled in a stream whose P(y | score) moved by +0.25 logit everywhere: all
+    chunks together flag it; without labels there is no check, with the pooled method none;
+    the diagnostics say which chunks have labels, the JSON has the check."""
+    stream = simulate("concept shift (+0.25 logit)", np.random.default_rng(3))
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit(
+        stream.ref_labels, stream.ref_scores
+    )
+    partial = _partial(stream, 0.05)
+    partial[:CHUNK] = np.nan  # the first chunk has none
+    result = estimator.estimate(
+        stream.scores, chunk_size=CHUNK, partial_labels=partial, n_samples=200, rng=0
+    )
+    check = result.label_check()
+    assert check is not None
+    assert check["n_chunks"] == 11
+    assert check["n_labelled"] == int(np.sum(~np.isnan(partial)))
+    assert check["shift_z"] > 3
+    assert check["p"] < 1e-3
+    first, second = result.diagnostics(0), result.diagnostics(1)
+    assert math.isnan(first["labels_p"])
+    assert math.isnan(first["labels_shift_z"])
+    assert 0 < second["labels_p"] <= 1
+    assert math.isfinite(second["labels_tilt_z"])
+    alerts = result.label_alerts(p=0.5)
+    assert 0 not in alerts
+    assert alerts == [
+        i for i in range(len(result.chunks)) if result.diagnostics(i)["labels_p"] < 0.5
+    ]
+    payload = json.loads(json.dumps(result.to_dict()))
+    assert payload["label_check"]["p"] == check["p"]
+    assert payload["chunks"][0]["diagnostics"]["labels_p"] is None
+
+    unlabelled = estimator.estimate(stream.scores, chunk_size=CHUNK, n_samples=200, rng=0)
+    assert unlabelled.label_check() is None
+    assert unlabelled.label_alerts() == []
+    assert "labels_p" not in unlabelled.diagnostics(0)
+    pooled = pe.LabelFreeEstimator(metrics=["accuracy"], method="pooled")
+    pooled.fit(stream.ref_labels, stream.ref_scores)
+    result = pooled.estimate(stream.scores, chunk_size=CHUNK, partial_labels=partial, rng=0)
+    assert result.label_check() is None
+    assert "labels_p" not in result.diagnostics(1)
+
+
+def test_multiclass_label_check_has_the_confidence_shift_only() -> None:
+    stream = simulated_multiclass_stream((1.0, 1.0, 1.0), seed=0, chunks=3)
+    known = labelled_rows(stream, 0, 0.05)
+    partial = np.where(known, stream.labels, -1).astype(object)
+    partial[~known] = None
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit(
+        stream.ref_labels, stream.ref_scores
+    )
+    result = estimator.estimate(
+        stream.scores, chunk_size=CHUNK, partial_labels=partial, n_samples=200, rng=0
+    )
+    check = result.label_check()
+    assert check is not None
+    assert math.isnan(check["tilt_z"])
+    assert math.isfinite(check["shift_z"])
+    diagnostics = result.diagnostics(0)
+    assert math.isnan(diagnostics["labels_tilt_z"])
+    assert 0 < diagnostics["labels_p"] <= 1
+
+
+def test_cli_warns_when_the_labels_show_a_moved_calibration(tmp_path: Path) -> None:
+    stream = simulate("concept shift (+0.25 logit)", np.random.default_rng(3), n_chunks=6)
+    partial = _partial(stream, 0.2)
+
+    def write(path: Path, labels: np.ndarray, scores: np.ndarray) -> Path:
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["y", "s"])
+            writer.writerows(
+                ("" if np.isnan(y) else int(y), s) for y, s in zip(labels, scores, strict=True)
+            )
+        return path
+
+    reference = write(tmp_path / "ref.csv", stream.ref_labels.astype(float), stream.ref_scores)
+    analysis = write(tmp_path / "prod.csv", partial, stream.scores)
+    args = ["estimate", "--reference", str(reference), "--analysis", str(analysis)]
+    args += ["--y-true", "y", "--y-score", "s", "--chunk-size", str(CHUNK), "--samples", "500"]
+    run = subprocess.run(
+        [sys.executable, "-m", "probeval", *args], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    assert "taken together show production's calibration moved" in run.stdout
+
+
+# (scenario, binary): scenarios whose production moves as the reference's periods did.
+_HELD = ["stable", "calibration drift", "covariate shift", "rare positives", "tilt drift (sd 0.1)"]
+
+
+@pytest.mark.slow(minutes=1)
+def test_label_check_false_alarms_and_alarms_in_simulation() -> None:
+    """5% of rows labelled, 40 streams of 12 chunks per scenario.
+
+    Where production moves as the reference's periods did (five scenarios, among them drift,
+    covariate shift, rare positives and tilt drift), a chunk's p falls below 0.05 in at most
+    5% of chunks plus 3 binomial sds (measured 0.033-0.065), and the streams' z's spread no
+    wider than N(0, 1) allows (sd within 1 + 3 / sqrt(2 · 40); measured 0.77-1.15). With
+    ``shift="label"`` a prevalence odds change of 3 is part of the model, not an alarm (chunks
+    below 0.05: 0.058 measured). Where production moved beyond it: P(y | score) +0.25 logit
+    in every chunk is flagged in at least 90% of streams at p < 0.001 (measured 100%); a
+    ranking 10% steeper (slope times 1.1) moves the streams' tilt z to a mean above 1.5 (2.1
+    measured; the chunks' own: 0.7). The bounds on the alarms were set after measuring them."""
+    reps, fraction = 40, 0.05
+    chunk_bound = 0.05 + 3 * math.sqrt(0.05 * 0.95 / (12 * reps))
+    spread_bound = 1 + 3 / math.sqrt(2 * reps)
+
+    def checks(streams: list[Any], **kwargs: Any) -> tuple[np.ndarray, list[dict[str, Any]]]:
+        chunk_p, streams_check = [], []
+        for stream in streams:
+            estimator = pe.LabelFreeEstimator(metrics=["accuracy"], **kwargs)
+            estimator.fit(stream.ref_labels, stream.ref_scores)
+            result = estimator.estimate(
+                stream.scores,
+                chunk_size=CHUNK,
+                partial_labels=_partial(stream, fraction),
+                n_samples=100,
+                rng=0,
+            )
+            chunk_p += [result.diagnostics(i)["labels_p"] for i in range(len(result.chunks))]
+            check = result.label_check()
+            assert check is not None
+            streams_check.append(check)
+        return np.array(chunk_p), streams_check
+
+    for scenario in _HELD:
+        chunk_p, streams = checks(simulated_streams(scenario, reps))
+        assert np.mean(chunk_p < 0.05) <= chunk_bound, scenario
+        for key in ("shift_z", "tilt_z"):
+            assert np.std([s[key] for s in streams]) <= spread_bound, (scenario, key)
+    chunk_p, _ = checks(simulated_streams("prevalence odds x3", reps), shift="label")
+    assert np.mean(chunk_p < 0.05) <= chunk_bound
+
+    _, streams = checks(simulated_streams("concept shift (+0.25 logit)", reps))
+    assert np.mean([s["p"] < 1e-3 for s in streams]) >= 0.9
+    steeper = [
+        simulate("stable", np.random.default_rng(r), unseen=0.0, unseen_tilt=0.1)
+        for r in range(reps)
+    ]
+    _, streams = checks(steeper)
+    assert np.mean([s["tilt_z"] for s in streams]) > 1.5
