@@ -162,6 +162,20 @@ def test_labels_that_show_a_concept_shift_are_flagged() -> None:
     assert "labels_p" not in result.diagnostics(1)
 
 
+def test_chunks_plot_hatches_the_chunks_whose_labels_disagree() -> None:
+    pytest.importorskip("matplotlib")
+    stream = simulate("concept shift (+0.25 logit)", np.random.default_rng(3), n_chunks=4)
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit(
+        stream.ref_labels, stream.ref_scores
+    )
+    result = estimator.estimate(
+        stream.scores, chunk_size=CHUNK, partial_labels=_partial(stream, 0.5), rng=0
+    )
+    assert result.label_alerts()
+    axes = pe.plot.chunks(result, "accuracy")
+    assert "labels unlike reference (p < 0.001)" in axes.get_legend_handles_labels()[1]
+
+
 def test_multiclass_label_check_has_the_confidence_shift_only() -> None:
     stream = simulated_multiclass_stream((1.0, 1.0, 1.0), seed=0, chunks=3)
     partial = _partial(stream, 0.05)

@@ -248,8 +248,10 @@ def compare(comparison: Comparison, *, ax: Any = None, ci: float = 0.95) -> Axes
 def chunks(result: LabelFreeEstimate, metric: str, *, ax: Any = None) -> Axes:
     """Label-free estimates over chunks: posterior mean and HDI band, the realized values (when
     labels were given), the reference posterior's HDI as a band, and the chunks whose
-    "no worse than reference" decision is "rejected", and shaded, the chunks whose scores are
-    unlike the reference's (see :meth:`LabelFreeEstimate.score_shift_alerts`)."""
+    "no worse than reference" decision is "rejected", shaded, the chunks whose scores are
+    unlike the reference's (see :meth:`LabelFreeEstimate.score_shift_alerts`), and hatched,
+    those whose labels put their calibration where the reference's never went
+    (:meth:`LabelFreeEstimate.label_alerts`)."""
     from probeval.labelfree.estimator import SCORE_SHIFT_ALERT, LabelFreeEstimate
 
     if not isinstance(result, LabelFreeEstimate):
@@ -294,6 +296,18 @@ def chunks(result: LabelFreeEstimate, metric: str, *, ax: Any = None) -> Axes:
             alpha=0.08,
             lw=0,
             label=f"scores unlike reference (p < {SCORE_SHIFT_ALERT:g})" if n == 0 else None,
+        )
+    for n, i in enumerate(result.label_alerts()):
+        # Hatch the chunk: its labels put its calibration where the reference's never went.
+        axes.axvspan(
+            i - 0.5,
+            i + 0.5,
+            facecolor="none",
+            edgecolor=ORANGE,
+            hatch="///",
+            alpha=0.5,
+            lw=0,
+            label=f"labels unlike reference (p < {SCORE_SHIFT_ALERT:g})" if n == 0 else None,
         )
     axes.set_xticks(
         x, keys, rotation=45 if len(keys) > 6 else 0, ha="right" if len(keys) > 6 else "center"
