@@ -1946,8 +1946,9 @@ class LabelConflict(ValueEquality):
     reference's drift (with its coupling to the scores' level and its spread for moved scores)
     expects them: per effect the difference, logit (:func:`prior_data_conflict`), the variance
     it would have had production moved as the reference's periods did, and the part of that
-    variance every chunk shares (the unseen drift, one draw for all of production), which the
-    chunks taken together cannot average away. ``tilt`` is None where the tilt is not learned
+    variance every chunk shares (the unseen drift, one draw for all of production, and the
+    reference's own rates: :func:`reference_error_var`), which the chunks taken together cannot
+    average away. ``tilt`` is None where the tilt is not learned
     from labels (a multiclass model's confidence calibration)."""
 
     labelled: np.ndarray

@@ -3057,15 +3057,14 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
           with ``shift="label"``, the log of the prevalence's odds ratio its scores show
           (plus any drift);
         - ``labels_shift_z``, ``labels_tilt_z`` and ``labels_p`` (method "hierarchical", once
-          production has labels; nan for a chunk without): where the chunk's own labels put its
-          calibration's shift and tilt (how far apart the bins' logits sit), against where the
-          reference's drift expects them, in sds of that difference had production moved as
-          the reference's periods did (a prior predictive check); ``labels_p`` is the chance of
-          labels at least this far off in either (two-sided, Bonferroni over the two). A small
-          ``labels_p`` says the labels show a calibration the reference never did: the estimate
-          then follows the labels, and its chunks without labels lean on the labelled ones
-          (:meth:`label_check` for all chunks together). A multiclass model has its confidence
-          calibration's shift only.
+          production has ``partial_labels``; nan for a chunk without): where the chunk's own labels
+          put its calibration's shift and tilt (how far apart the bins' logits sit), against where
+          the reference's drift expects them, in sds of that difference had production moved as the
+          reference's periods did (a prior predictive check); ``labels_p`` is the chance of labels
+          at least this far off in either (two-sided, Bonferroni over the two). A small ``labels_p``
+          says the labels show a calibration the reference never did: the estimate then follows the
+          labels, and its chunks without labels lean on the labelled ones (:meth:`label_check` for
+          all chunks together). A multiclass model has its confidence calibration's shift only.
         """
         index = self._result(chunk).chunk.index
         return {key: float(values[index]) for key, values in self._diagnostics.items()}
