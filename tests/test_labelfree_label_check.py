@@ -147,11 +147,15 @@ def test_labels_that_show_a_concept_shift_are_flagged() -> None:
     assert alerts == [
         i for i in range(len(result.chunks)) if result.diagnostics(i)["labels_p"] < 0.5
     ]
+    labels_p = result.summary()["labels_p"]  # one row per chunk (one metric)
+    assert np.isnan(labels_p[0])
+    assert labels_p[-1] == result.diagnostics(len(result.chunks) - 1)["labels_p"]
     payload = json.loads(json.dumps(result.to_dict()))
     assert payload["label_check"]["p"] == check["p"]
     assert payload["chunks"][0]["diagnostics"]["labels_p"] is None
 
     unlabelled = estimator.estimate(stream.scores, chunk_size=CHUNK, n_samples=200, rng=0)
+    assert "labels_p" not in unlabelled.summary().columns
     assert unlabelled.label_check() is None
     assert unlabelled.label_alerts() == []
     assert "labels_p" not in unlabelled.diagnostics(0)

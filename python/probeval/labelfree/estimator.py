@@ -3200,7 +3200,9 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
         return _no_worse(self.posterior(name, chunk), self._references()[name], self.ci)
 
     def summary(self, ci: float | None = None) -> Table:
-        """One row per chunk and metric: estimate mean, HDI, decision (and realized values)."""
+        """One row per chunk and metric: estimate mean, HDI, decision (and realized values),
+        the chunk's labels and score shift p (:meth:`diagnostics`; with partial labels, its
+        ``labels_p`` too)."""
         level = self.ci if ci is None else check_ci(ci)
         columns: dict[str, list[Any]] = {
             key: []
@@ -3208,12 +3210,17 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
         }
         if self.has_labels:
             columns.update({"realized": [], "realized_low": [], "realized_high": []})
+        checked = "labels_p" in self._diagnostics
         columns.update({"n_labelled": [], "score_shift_p": []})
+        if checked:
+            columns["labels_p"] = []
         for result in self._results:
             diagnostics = self.diagnostics(result.chunk.index)
             for name in self._metrics:
                 columns["n_labelled"].append(int(diagnostics["n_labelled"]))
                 columns["score_shift_p"].append(diagnostics["score_shift_p"])
+                if checked:
+                    columns["labels_p"].append(diagnostics["labels_p"])
                 post = result.estimates[name]
                 low, high = post.hdi(level)
                 columns["chunk"].append(result.chunk.key)
