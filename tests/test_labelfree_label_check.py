@@ -226,7 +226,7 @@ def test_cli_warns_when_the_labels_show_a_moved_calibration(tmp_path: Path) -> N
 _HELD = ["stable", "calibration drift", "covariate shift", "rare positives", "tilt drift (sd 0.1)"]
 
 
-@pytest.mark.slow(minutes=1)
+@pytest.mark.slow(minutes=2)
 def test_label_check_false_alarms_and_alarms_in_simulation() -> None:
     """5% of rows labelled, 40 streams of 12 chunks per scenario.
 
@@ -235,7 +235,8 @@ def test_label_check_false_alarms_and_alarms_in_simulation() -> None:
     5% of chunks plus 3 binomial sds (measured 0.033-0.065), and the streams' z's spread no
     wider than N(0, 1) allows (sd within 1 + 3 / sqrt(2 · 40); measured 0.77-1.15). With
     ``shift="label"`` a prevalence odds change of 3 is part of the model, not an alarm (chunks
-    below 0.05: 0.058 measured). Where production moved beyond it: P(y | score) +0.25 logit
+    below 0.05: 0.058 measured), and so are labels missing by score (the highest 5% labelled:
+    0.025). Where production moved beyond it: P(y | score) +0.25 logit
     in every chunk is flagged in at least 90% of streams at p < 0.001 (measured 100%); a
     ranking 10% steeper (slope times 1.1) moves the streams' tilt z to a mean above 1.5 (2.1
     measured; the chunks' own: 0.7). The bounds on the alarms were set after measuring them."""
@@ -243,17 +244,22 @@ def test_label_check_false_alarms_and_alarms_in_simulation() -> None:
     chunk_bound = 0.05 + 3 * math.sqrt(0.05 * 0.95 / (12 * reps))
     spread_bound = 1 + 3 / math.sqrt(2 * reps)
 
-    def checks(streams: list[Any], **kwargs: Any) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    def checks(
+        streams: list[Any], top: float | None = None, **kwargs: Any
+    ) -> tuple[np.ndarray, list[dict[str, Any]]]:
         chunk_p, streams_check = [], []
         for stream in streams:
             estimator = pe.LabelFreeEstimator(metrics=["accuracy"], **kwargs)
             estimator.fit(stream.ref_labels, stream.ref_scores)
+            partial = _partial(stream, fraction)
+            if top is not None:  # each chunk's highest scores labelled instead
+                partial = np.full(stream.labels.shape[0], np.nan)
+                for start in range(0, stream.labels.shape[0], CHUNK):
+                    order = start + np.argsort(-stream.scores[start : start + CHUNK])
+                    rows = order[: int(top * CHUNK)]
+                    partial[rows] = stream.labels[rows]
             result = estimator.estimate(
-                stream.scores,
-                chunk_size=CHUNK,
-                partial_labels=_partial(stream, fraction),
-                n_samples=100,
-                rng=0,
+                stream.scores, chunk_size=CHUNK, partial_labels=partial, n_samples=100, rng=0
             )
             chunk_p += [result.diagnostics(i)["labels_p"] for i in range(len(result.chunks))]
             check = result.label_check()
@@ -267,6 +273,9 @@ def test_label_check_false_alarms_and_alarms_in_simulation() -> None:
         for key in ("shift_z", "tilt_z"):
             assert np.std([s[key] for s in streams]) <= spread_bound, (scenario, key)
     chunk_p, _ = checks(simulated_streams("prevalence odds x3", reps), shift="label")
+    assert np.mean(chunk_p < 0.05) <= chunk_bound
+    # Labels missing by score: the highest 5% of each chunk's scores labelled (measured 0.025).
+    chunk_p, _ = checks(simulated_streams("stable", reps), top=0.05)
     assert np.mean(chunk_p < 0.05) <= chunk_bound
     # A multiclass model's confidence calibration, three classes, with and without drift
     # between periods (20 streams: 240 chunks; measured 0.042 and 0.062).
