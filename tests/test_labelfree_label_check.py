@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import probeval as pe
@@ -116,6 +118,48 @@ def test_stream_z_is_standard_normal_under_its_own_model() -> None:
     np.testing.assert_allclose(
         both, np.minimum(1, 2 * 2 * stats.norm.sf(np.maximum(np.abs(z), np.abs(z[::-1]))))
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.booleans(),
+            st.floats(-5, 5),
+            st.floats(1e-6, 10),
+            st.floats(-5, 5),
+            st.floats(1e-6, 10),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    common=st.floats(0, 20),
+    seed=st.integers(0, 2**16),
+)
+def test_label_conflict_property(
+    rows: list[tuple[bool, float, float, float, float]], common: float, seed: int
+) -> None:
+    """Any labelled chunks, differences, variances and shared part: each labelled chunk's z is
+    its difference over its sd and the others' nan, the chunks together give a finite z (nan
+    without a labelled chunk) whatever their order, and every p lies in [0, 1]."""
+    labelled, shift, shift_var, tilt, tilt_var = (np.array(c) for c in zip(*rows, strict=True))
+    conflict = LabelConflict(labelled, shift, shift_var, common, tilt, tilt_var, common)
+    zs = conflict.chunk_z()
+    np.testing.assert_allclose(zs[0][labelled], shift[labelled] / np.sqrt(shift_var[labelled]))
+    assert np.isnan(zs[1][~labelled]).all()
+    p = conflict_p(zs)
+    assert ((p[labelled] >= 0) & (p[labelled] <= 1)).all()
+    together = conflict.stream_z()
+    if not labelled.any():
+        assert all(math.isnan(z) for z in together)
+        return
+    assert all(math.isfinite(z) for z in together)
+    order = np.random.default_rng(seed).permutation(labelled.shape[0])
+    shuffled = LabelConflict(
+        labelled[order], shift[order], shift_var[order], common, tilt[order], tilt_var[order]
+    )
+    np.testing.assert_allclose(shuffled.stream_z()[0], together[0], rtol=1e-9, atol=1e-12)
+    assert 0 <= float(conflict_p([np.array(z) for z in together])) <= 1
 
 
 def test_labels_that_show_a_concept_shift_are_flagged() -> None:
