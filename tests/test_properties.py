@@ -666,11 +666,12 @@ def test_label_free_estimates_with_partial_labels_and_periods_are_finite(
         for name in result.metrics:
             _check_posterior(result.posterior(name, chunk.index))
         diagnostics = result.diagnostics(chunk.index)
+        has_labels = diagnostics["n_labelled"] > 0
         for key, value in diagnostics.items():
             # The label check is there for the chunks with labels, and only for them.
-            labelled = diagnostics["n_labelled"] > 0 or not key.startswith("labels_")
-            assert math.isfinite(value) == labelled, (key, value)
-        if "labels_p" in diagnostics and labelled:
+            expected = has_labels or not key.startswith("labels_")
+            assert math.isfinite(value) == expected, (key, value)
+        if "labels_p" in diagnostics and has_labels:
             assert 0.0 <= diagnostics["labels_p"] <= 1.0
     check = result.label_check()
     if check is not None:
