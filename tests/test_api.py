@@ -240,7 +240,7 @@ def test_kde_matches_scipy_and_keeps_mass_inside_bounds() -> None:
     assert pe.kde([0.5, 0.5, 0.5]).mode == 0.5  # a point mass
 
 
-def test_every_result_object_has_repr_and_json_to_dict() -> None:
+def test_every_result_object_has_repr_and_strict_json_to_dict() -> None:
     cm = pe.ConfusionMatrix.from_counts(tp=40, fp=10, tn=45, fn=5)
     ev = pe.evaluate(cm, metrics=["f1", "accuracy"], rng=0)
     post = ev["f1"]
@@ -248,4 +248,42 @@ def test_every_result_object_has_repr_and_json_to_dict() -> None:
     objects = [cm, ev, post, ev["accuracy"], cmp, cmp.decide(), post.kde(), ev.as_prior()]
     for obj in objects:
         assert repr(obj)
-        json.dumps(obj.to_dict())
+        # Strict JSON: no NaN or Infinity, which JSON readers other than Python's refuse.
+        json.dumps(obj.to_dict(), allow_nan=False)
+
+
+def test_to_dict_is_strict_json_where_values_are_undefined() -> None:
+    """Results whose values are undefined or unknown (no predicted positives, a calibration
+    bin without rows, a label-free posterior with no observed value, a chunk without labels)
+    still give strict JSON, with null in those places."""
+    rng = np.random.default_rng(0)
+    y = np.r_[np.zeros(20, dtype=int), np.ones(3, dtype=int)]
+    scores = np.r_[rng.uniform(0.0, 0.3, 20), rng.uniform(0.2, 0.4, 3)]  # nothing above 0.5
+    never = np.zeros(23, dtype=int)
+    reference = rng.random(4_000)
+    estimator = pe.LabelFreeEstimator().fit(rng.random(4_000) < reference, reference)
+    production = rng.random(3_000)
+    partial = np.where(np.arange(3_000) < 1_500, (rng.random(3_000) < production) * 1.0, np.nan)
+    estimate = estimator.estimate(production, n_chunks=2, partial_labels=partial, rng=0)
+    blind = estimator.estimate(production, n_chunks=2, rng=0)
+    results = {
+        "evaluate": pe.evaluate(y, y_score=scores, metrics=["precision", "mcc", "roc_auc"], rng=0),
+        "calibration": pe.calibration(y, scores, rng=0),
+        "curves": pe.curves(y, scores, rng=0),
+        "decision_curve": pe.decision_curve(y, scores, rng=0),
+        "compare_paired": pe.compare_paired(
+            y_pred_a=never, y_pred_b=(scores > 0.2).astype(int), y_true=y, metric="precision", rng=0
+        ),
+        "rank_models": pe.rank_models(y, {"a": never, "b": never}, metric="precision", rng=0),
+        "label-free posterior": blind.posterior("precision", chunk=0),
+        "label-free estimate": blind,
+        "label-free estimate, partial labels": estimate,
+    }
+    for name, result in results.items():
+        payload = result.to_dict()
+        text = json.dumps(payload, allow_nan=False)
+        assert json.loads(text) == payload, name
+    assert results["label-free posterior"].to_dict()["observed"] is None
+    chunks = results["label-free estimate, partial labels"].to_dict()["chunks"]
+    assert chunks[0]["diagnostics"]["labels_p"] is not None
+    assert chunks[1]["diagnostics"]["labels_p"] is None

@@ -38,6 +38,7 @@ import numpy as np
 
 from probeval import __version__
 from probeval._io import TableFile
+from probeval._util.jsonable import json_safe
 from probeval._util.table import Table
 from probeval.labelfree.drift import DRIFT_PER_SHIFT, UNSEEN_DRIFT
 
@@ -116,22 +117,6 @@ def _estimate_warnings(result: Any) -> list[str]:
     return notes
 
 
-def _jsonable(value: Any) -> Any:
-    """NaN and infinities are not JSON: they become null and "inf"/"-inf"."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-    return value
-
-
 def _emit(args: argparse.Namespace, output: Output) -> None:
     if args.format == "json":
         payload = {
@@ -140,7 +125,7 @@ def _emit(args: argparse.Namespace, output: Output) -> None:
             "settings": output.settings,
             "result": output.result,
         }
-        print(json.dumps(_jsonable(payload), indent=2, allow_nan=False))
+        print(json.dumps(json_safe(payload), indent=2, allow_nan=False))
     elif args.format == "csv":
         for i, table in enumerate(output.tables):
             if len(output.tables) > 1:

@@ -11,6 +11,7 @@ from probeval import _core
 from probeval._util.arrays import LabelledDraws
 from probeval._util.equality import ValueEquality
 from probeval._util.html import HtmlRepr, density_svg, escape, format_cell, key_values
+from probeval._util.jsonable import json_dict
 from probeval._util.rng import seed_from
 from probeval._util.validation import (
     as_float_1d,
@@ -424,13 +425,14 @@ class Posterior(HtmlRepr, LabelledDraws, ValueEquality):
         }
 
     def to_dict(self, ci: float = 0.95) -> dict[str, Any]:
-        """JSON-friendly description (summary plus the Beta parameters when exact)."""
+        """Strict JSON description (summary plus the Beta parameters when exact); an unknown
+        observed value (a posterior without labels) is None."""
         result = self.summary(ci)
         result["ci"] = check_ci(ci)
         result["n_samples"] = self._n_samples
         if self._beta is not None:
             result["beta_a"], result["beta_b"] = self._beta
-        return result
+        return json_dict(result)
 
     def random_baseline(self, *, n_samples: int | None = None, rng: Any = None) -> Posterior:
         """The posterior of the same metric for a random classifier on the same data.

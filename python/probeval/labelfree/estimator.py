@@ -41,6 +41,7 @@ from probeval._util.classes import encode, is_standard_binary, observed_classes,
 from probeval._util.equality import ValueEquality
 from probeval._util.frames import is_frame, resolve
 from probeval._util.html import HtmlRepr
+from probeval._util.jsonable import json_dict
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -3339,8 +3340,7 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
             diagnostics = self.diagnostics(result.chunk.index)
             entry: dict[str, Any] = {
                 **result.chunk.to_dict(),
-                # A chunk without labels has no label check: null, not NaN (not JSON).
-                "diagnostics": {k: None if math.isnan(v) else v for k, v in diagnostics.items()},
+                "diagnostics": diagnostics,
                 "metrics": {},
             }
             for name in self._metrics:
@@ -3349,42 +3349,40 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
                 item["decision"] = None if verdict is None else verdict.to_dict()
                 if name in result.realized:
                     value, with_labels = result.realized[name]
-                    item["realized"] = None if math.isnan(value) else value
+                    item["realized"] = value
                     item["with_labels"] = (
                         None if with_labels is None else with_labels.to_dict(level)
                     )
                 entry["metrics"][name] = item
             chunks.append(entry)
-        return {
-            "target": self.target,
-            "calibration": self.calibration,
-            "method": self.method,
-            "shift": self.shift,
-            "ci": level,
-            "metrics": list(self._metrics),
-            "reference": {name: post.to_dict(level) for name, post in self._references().items()},
-            "chunks": chunks,
-            **({"label_check": check} if (check := self._label_check_dict()) else {}),
-            **({"backtest": self._backtest_dict(level)} if self._is_backtest() else {}),
-        }
-
-    def _label_check_dict(self) -> dict[str, Any] | None:
-        """:meth:`label_check` for JSON (null for nan), or None without one."""
-        check = self.label_check()
-        if check is None:
-            return None
-        return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in check.items()}
+        # Strict JSON: a chunk without labels has no label check, an undefined realized value
+        # none, and a posterior without labels no observed value (null, not NaN).
+        return json_dict(
+            {
+                "target": self.target,
+                "calibration": self.calibration,
+                "method": self.method,
+                "shift": self.shift,
+                "ci": level,
+                "metrics": list(self._metrics),
+                "reference": {
+                    name: post.to_dict(level) for name, post in self._references().items()
+                },
+                "chunks": chunks,
+                **({"label_check": check} if (check := self.label_check()) else {}),
+                **({"backtest": self._backtest_dict(level)} if self._is_backtest() else {}),
+            }
+        )
 
     def _is_backtest(self) -> bool:
         return self.has_labels and self.target == "realized"
 
-    def _backtest_dict(self, level: float) -> dict[str, dict[str, float | int | None]]:
-        out: dict[str, dict[str, float | int | None]] = {}
+    def _backtest_dict(self, level: float) -> dict[str, dict[str, float | int]]:
+        out: dict[str, dict[str, float | int]] = {}
         for row in self.backtest(level):
-            entry: dict[str, float | int | None] = {"n_chunks": int(row["n_chunks"])}
+            entry: dict[str, float | int] = {"n_chunks": int(row["n_chunks"])}
             for key in ("coverage", "mae", "z_mean", "z_sd"):
-                value = float(row[key])
-                entry[key] = None if math.isnan(value) else value
+                entry[key] = float(row[key])
             out[str(row["metric"])] = entry
         return out
 

@@ -23,6 +23,7 @@ import numpy as np
 from probeval._util.classes import encode, is_standard_binary, observed_classes, resolve_labels
 from probeval._util.equality import ValueEquality
 from probeval._util.html import HtmlRepr, curve_svg
+from probeval._util.jsonable import json_dict
 from probeval._util.rng import derive, seed_from
 from probeval._util.table import Table
 from probeval._util.validation import (
@@ -127,11 +128,15 @@ class CalibrationReport(HtmlRepr, ValueEquality):
         )
 
     def to_dict(self, ci: float | None = None) -> dict[str, Any]:
-        return {
-            "summary": self.summary(ci).to_dict(),
-            "bins": self.bins(ci).to_dict(),
-            "p_miscalibrated": self.p_miscalibrated,
-        }
+        """Strict JSON: the summary and bins tables as columns (None where undefined, as the
+        observed value of a bin without rows) and ``p_miscalibrated``."""
+        return json_dict(
+            {
+                "summary": self.summary(ci).to_dict(),
+                "bins": self.bins(ci).to_dict(),
+                "p_miscalibrated": self.p_miscalibrated,
+            }
+        )
 
     def _html(self) -> str:
         bins = self.bins()
