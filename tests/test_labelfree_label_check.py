@@ -27,6 +27,7 @@ from probeval.labelfree.drift import (
     prior_data_conflict,
     reference_error_var,
 )
+from probeval.labelfree.multiclass import MulticlassBins, class_shift_evidence
 from tests._monitoring import (
     CHUNK,
     labelled_rows,
@@ -120,16 +121,63 @@ def test_stream_z_is_standard_normal_under_its_own_model() -> None:
     )
 
 
+def test_class_shift_evidence_matches_binomial_draws() -> None:
+    """A chunk's known labels drawn at the reference's correct rates (20,000 draws): each
+    class's shift beyond the common one has mean 0 and the variance the function gives,
+    1 / w_j - 1 / sum(w), within 4 Monte Carlo sds; a class without labels is inf (nan-free
+    otherwise), and a chunk without labels has none."""
+    bins = MulticlassBins(
+        n_classes=3,
+        edges=np.linspace(0.1, 0.9, 5),
+        predicted=np.array([0, 0, 1, 1, 2, 2]),
+        correct=np.array([300.0, 900.0, 400.0, 1_200.0, 100.0, 250.0]),
+        wrong=np.array([700.0, 100.0, 600.0, 300.0, 150.0, 40.0]),
+        error_alpha=np.ones((6, 3)),
+    )
+    rate = (bins.correct + 0.5) / (bins.correct + bins.wrong + 1.0)
+    known = np.array([40.0, 80.0, 30.0, 60.0, 10.0, 20.0])
+    reps = 20_000
+    right = np.random.default_rng(3).binomial(known.astype(int), rate, (reps, 6)).astype(float)
+    counts = np.tile(known, (reps, 1))
+    stats_ = (counts, counts, counts, right, known - right)
+    residual, noise, beyond = class_shift_evidence(stats_, bins, 0.0)
+    assert np.allclose(beyond, beyond[0])
+    weight = 1.0 / noise[0]
+    np.testing.assert_allclose(beyond[0], 1.0 / weight - 1.0 / weight.sum(), rtol=1e-12)
+    se = beyond[0] * math.sqrt(2.0 / reps)
+    assert (np.abs(residual.var(axis=0) - beyond[0]) < 4 * se).all()
+    assert (np.abs(residual.mean(axis=0)) < 4 * np.sqrt(beyond[0] / reps)).all()
+    # The third class's predictions unlabelled in one chunk, nothing labelled in another.
+    right, wrong = right[:2].copy(), (known - right)[:2].copy()
+    right[0, 4:], wrong[0, 4:] = 0.0, 0.0
+    right[1], wrong[1] = 0.0, 0.0
+    residual, noise, beyond = class_shift_evidence((counts[:2], 0, 0, right, wrong), bins, 0.1)
+    assert np.isinf(noise[0, 2])
+    assert np.isinf(beyond[0, 2])
+    assert residual[0, 2] == 0.0
+    assert np.isfinite(beyond[0, :2]).all()
+    assert np.isinf(beyond[1]).all()
+
+
+def test_conflict_p_skips_what_a_chunk_does_not_show() -> None:
+    """A chunk whose labels show only some effects (a multiclass model's class without
+    labelled predictions there): Bonferroni over the effects it shows, nan where none."""
+    z = [np.array([2.0, np.nan, np.nan]), np.array([np.nan, 1.0, np.nan])]
+    p = conflict_p(z)
+    np.testing.assert_allclose(p[:2], 2 * stats.norm.sf([2.0, 1.0]), rtol=1e-12)
+    assert np.isnan(p[2])
+    z = [np.array([2.0]), np.array([-3.0]), np.array([0.5])]
+    np.testing.assert_allclose(conflict_p(z), 3 * 2 * stats.norm.sf(3.0), rtol=1e-12)
+
+
+#: A chunk's difference (logit) and its variance, as the label check takes them.
+_DIFFERENCE, _VARIANCE = st.floats(-5, 5), st.floats(1e-6, 10)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     rows=st.lists(
-        st.tuples(
-            st.booleans(),
-            st.floats(-5, 5),
-            st.floats(1e-6, 10),
-            st.floats(-5, 5),
-            st.floats(1e-6, 10),
-        ),
+        st.tuples(st.booleans(), _DIFFERENCE, _VARIANCE, _DIFFERENCE, _VARIANCE),
         min_size=1,
         max_size=30,
     ),
@@ -160,6 +208,60 @@ def test_label_conflict_property(
     )
     np.testing.assert_allclose(shuffled.stream_z()[0], together[0], rtol=1e-9, atol=1e-12)
     assert 0 <= float(conflict_p([np.array(z) for z in together])) <= 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.booleans(),
+            _DIFFERENCE,
+            _VARIANCE,
+            st.lists(
+                st.tuples(_DIFFERENCE, st.one_of(_VARIANCE, st.just(math.inf))),
+                min_size=2,
+                max_size=2,
+            ),
+        ),
+        min_size=1,
+        max_size=20,
+    ),
+    common=st.floats(0, 5),
+)
+def test_label_conflict_with_classes_property(
+    rows: list[tuple[bool, float, float, list[tuple[float, float]]]], common: float
+) -> None:
+    """A multiclass model's check: the shift, then each class (inf variance where a chunk has
+    no label of its predictions). A class's z is nan where a chunk does not show it, the
+    chunk's p lies in [0, 1] where it has labels, and the chunks together give a finite z per
+    class that some labelled chunk shows, nan otherwise."""
+    labelled = np.array([r[0] for r in rows])
+    shift, shift_var = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
+    classes = np.array([[c[0] for c in r[3]] for r in rows])
+    classes_var = np.array([[c[1] for c in r[3]] for r in rows])
+    conflict = LabelConflict(
+        labelled,
+        shift,
+        shift_var,
+        common,
+        classes=classes,
+        classes_var=classes_var,
+        classes_common=np.full(2, common),
+        class_names=("a", "b"),
+    )
+    zs = conflict.chunk_z()
+    assert len(zs) == 3
+    for j in range(2):
+        shown = labelled & np.isfinite(classes_var[:, j])
+        assert np.isfinite(zs[1 + j][shown]).all()
+        assert np.isnan(zs[1 + j][~shown]).all()
+    p = conflict_p(zs)
+    assert ((p[labelled] >= 0) & (p[labelled] <= 1)).all()
+    assert np.isnan(p[~labelled]).all()
+    together = conflict.stream_z()
+    for j in range(2):
+        shown = (labelled & np.isfinite(classes_var[:, j])).any()
+        assert math.isfinite(together[1 + j]) == shown
 
 
 def test_labels_that_show_a_concept_shift_are_flagged() -> None:
@@ -224,7 +326,9 @@ def test_chunks_plot_hatches_the_chunks_whose_labels_disagree() -> None:
     assert "labels unlike reference (p < 0.001)" in axes.get_legend_handles_labels()[1]
 
 
-def test_multiclass_label_check_has_the_confidence_shift_only() -> None:
+def test_multiclass_label_check_has_the_confidence_shift_and_each_class() -> None:
+    """No tilt (the confidence calibration does not learn one), the common shift and each
+    class's shift beyond it, in the diagnostics, the check of all chunks and its JSON."""
     stream = simulated_multiclass_stream((1.0, 1.0, 1.0), seed=0, chunks=3)
     partial = _partial(stream, 0.05)
     estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit(
@@ -240,6 +344,34 @@ def test_multiclass_label_check_has_the_confidence_shift_only() -> None:
     diagnostics = result.diagnostics(0)
     assert math.isnan(diagnostics["labels_tilt_z"])
     assert 0 < diagnostics["labels_p"] <= 1
+    names = [str(label) for label in np.unique(stream.ref_labels)]
+    assert list(check["class_z"]) == names
+    assert all(math.isfinite(z) for z in check["class_z"].values())
+    for name in names:
+        assert math.isfinite(diagnostics[f"labels_class_z[{name}]"])
+    payload = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    assert set(payload["label_check"]["class_z"]) == set(names)
+
+
+def test_multiclass_label_check_names_the_class_that_moved() -> None:
+    """The rare class twice as common at the same scores, 5% labelled: its z stands out in
+    the check of all chunks, and the CLI's warning names it."""
+    from probeval.cli import _estimate_warnings
+
+    stream = simulated_multiclass_stream((1.0, 1.0, 2.0), seed=0)
+    estimator = pe.LabelFreeEstimator(metrics=["accuracy"]).fit(
+        stream.ref_labels, stream.ref_scores
+    )
+    result = estimator.estimate(
+        stream.scores, chunk_size=CHUNK, partial_labels=_partial(stream, 0.05), rng=0
+    )
+    check = result.label_check()
+    assert check is not None
+    assert check["p"] < 1e-3
+    rare = str(np.unique(stream.ref_labels)[-1])
+    assert max(check["class_z"], key=lambda c: abs(check["class_z"][c])) == rare
+    assert check["class_z"][rare] > 3
+    assert any(f"class {rare} z +" in note for note in _estimate_warnings(result))
 
 
 def test_cli_warns_when_the_labels_show_a_moved_calibration(tmp_path: Path) -> None:
@@ -283,7 +415,9 @@ def test_label_check_false_alarms_and_alarms_in_simulation() -> None:
     0.025). Where production moved beyond it: P(y | score) +0.25 logit
     in every chunk is flagged in at least 90% of streams at p < 0.001 (measured 100%); a
     ranking 10% steeper (slope times 1.1) moves the streams' tilt z to a mean above 1.5 (2.1
-    measured; the chunks' own: 0.7). The bounds on the alarms were set after measuring them."""
+    measured; the chunks' own: 0.7). A multiclass model's: false alarms with and without drift
+    and with ``shift="label"``, and a rare class twice as common flagged. The bounds on the
+    alarms were set after measuring them."""
     reps, fraction = 40, 0.05
     chunk_bound = 0.05 + 3 * math.sqrt(0.05 * 0.95 / (12 * reps))
     spread_bound = 1 + 3 / math.sqrt(2 * reps)
@@ -328,6 +462,16 @@ def test_label_check_false_alarms_and_alarms_in_simulation() -> None:
             [simulated_multiclass_stream((1.0, 1.0, 1.0), r, drift=drift) for r in range(20)]
         )
         assert np.mean(chunk_p < 0.05) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 240), drift
+    # Its label shift read with shift="label", odds x3 for the rare class (measured 0.071;
+    # 0.221 before the label shift's move of every bin was taken out of the common shift).
+    chunk_p, _ = checks(
+        [simulated_multiclass_stream((1.0, 1.0, 3.0), r) for r in range(20)], shift="label"
+    )
+    assert np.mean(chunk_p < 0.05) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 240)
+    # The rare class twice as common at the same scores, which each class's check sees: all
+    # chunks at p < 0.001 in 17 of 20 streams (9 of 20 with the common shift alone).
+    _, streams = checks([simulated_multiclass_stream((1.0, 1.0, 2.0), r) for r in range(20)])
+    assert np.mean([s["p"] < 1e-3 for s in streams]) >= 0.75
 
     _, streams = checks(simulated_streams("concept shift (+0.25 logit)", reps))
     assert np.mean([s["p"] < 1e-3 for s in streams]) >= 0.9

@@ -107,6 +107,11 @@ def _estimate_warnings(result: Any) -> list[str]:
     check = result.label_check()
     if check is not None and check["p"] < SCORE_SHIFT_ALERT:
         tilt = "" if math.isnan(check["tilt_z"]) else f", tilt z {check['tilt_z']:+.1f}"
+        # A multiclass model's class that moved furthest from the others.
+        shown = {c: z for c, z in check.get("class_z", {}).items() if not math.isnan(z)}
+        if shown:
+            furthest = max(shown, key=lambda c: abs(shown[c]))
+            tilt += f", class {furthest} z {shown[furthest]:+.1f}"
         notes.append(
             f"\nwarning: the {check['n_labelled']:,} labels of {check['n_chunks']} chunk(s) taken "
             f"together show production's calibration moved beyond the reference's drift "

@@ -1949,7 +1949,10 @@ class LabelConflict(ValueEquality):
     variance every chunk shares (the unseen drift, one draw for all of production, and the
     reference's own rates: :func:`reference_error_var`), which the chunks taken together cannot
     average away. ``tilt`` is None where the tilt is not learned
-    from labels (a multiclass model's confidence calibration)."""
+    from labels (a multiclass model's confidence calibration). A multiclass model's ``classes``
+    (chunks, K) are the same for each predicted class's shift beyond the chunk's common one
+    (``classes_var`` their variances, inf where a chunk has no label of that class's
+    predictions; ``classes_common`` (K,) their shared parts; ``class_names`` the classes)."""
 
     labelled: np.ndarray
     shift: np.ndarray
@@ -1958,19 +1961,33 @@ class LabelConflict(ValueEquality):
     tilt: np.ndarray | None = None
     tilt_var: np.ndarray | None = None
     tilt_common: float = 0.0
+    classes: np.ndarray | None = None
+    classes_var: np.ndarray | None = None
+    classes_common: np.ndarray | None = None
+    class_names: tuple[str, ...] = ()
 
-    def _effects(self) -> list[tuple[np.ndarray, np.ndarray, float]]:
-        out = [(self.shift, self.shift_var, self.shift_common)]
+    def _effects(self) -> list[tuple[np.ndarray, np.ndarray, float, np.ndarray]]:
+        """Per effect: differences, variances, shared part and the chunks that show it."""
+        out = [(self.shift, self.shift_var, self.shift_common, self.labelled)]
         if self.tilt is not None and self.tilt_var is not None:
-            out.append((self.tilt, self.tilt_var, self.tilt_common))
+            out.append((self.tilt, self.tilt_var, self.tilt_common, self.labelled))
+        if self.classes is not None and self.classes_var is not None:
+            common = np.zeros(self.classes.shape[1])
+            if self.classes_common is not None:
+                common = self.classes_common
+            for j in range(self.classes.shape[1]):
+                shown = self.labelled & np.isfinite(self.classes_var[:, j])
+                out.append((self.classes[:, j], self.classes_var[:, j], float(common[j]), shown))
         return out
 
     def chunk_z(self) -> list[np.ndarray]:
-        """Per effect (shift, then tilt if learned), each chunk's z (nan without labels)."""
-        return [
-            np.where(self.labelled, difference / np.sqrt(var), np.nan)
-            for difference, var, _ in self._effects()
-        ]
+        """Per effect (shift, then tilt if learned, then each class if a multiclass model's),
+        each chunk's z (nan where the chunk's labels do not show it)."""
+        out = []
+        for difference, var, _, shown in self._effects():
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out.append(np.where(shown, difference / np.sqrt(var), np.nan))
+        return out
 
     def stream_z(self) -> list[float]:
         """Per effect, the labelled chunks' differences taken together, each weighted by its
@@ -1978,8 +1995,8 @@ class LabelConflict(ValueEquality):
         Σ w - c Σ w² + c (Σ w)² (w = 1 / variance, c the shared part), as the shared part moves
         every chunk at once. nan without labels."""
         out = []
-        for difference, var, common in self._effects():
-            d, w = difference[self.labelled], 1.0 / var[self.labelled]
+        for difference, var, common, shown in self._effects():
+            d, w = difference[shown], 1.0 / var[shown]
             if d.shape[0] == 0:
                 out.append(math.nan)
                 continue
@@ -1993,7 +2010,9 @@ class LabelConflict(ValueEquality):
 def conflict_p(zs: list[np.ndarray]) -> np.ndarray:
     """The probability, were production moving as the reference's drift says, of labels at
     least this far off in any of the effects: the smallest two-sided p times the number of
-    effects (Bonferroni: the shift's and the tilt's estimates share their labels)."""
+    effects (Bonferroni: the shift's and the tilt's estimates share their labels), over the
+    effects a chunk's labels show (nan: none)."""
     ps = np.stack([two_sided_p(np.asarray(z, dtype=np.float64)) for z in zs])
-    out: np.ndarray = np.minimum(1.0, len(zs) * ps.min(axis=0))
+    shown = np.sum(~np.isnan(ps), axis=0)
+    out: np.ndarray = np.minimum(1.0, shown * np.fmin.reduce(ps, axis=0))
     return out

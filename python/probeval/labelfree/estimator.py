@@ -136,6 +136,7 @@ from probeval.labelfree.multiclass import (
     chunk_class_shifts,
     chunk_error_tilts,
     class_move_loading,
+    class_shift_evidence,
     class_shift_sd,
     combine_one_vs_rest,
     confidence_level_map,
@@ -1185,6 +1186,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             None if label is None else counts,
             label_offset=None if label is None else label.read_by_labels,
         )
+        if conflict is not None:
+            offsets = None if label is None else label.offsets
+            conflict = self._class_conflict(conflict, chunks, stats, drift_model, share, offsets)
         draws = np.empty((len(chunks), 0, n))
         if confusion_specs:
             from_scores, moves, factor = None, None, None
@@ -1607,6 +1611,42 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             self._class_shift_sd(chunks), stats, bins, drift.bin_sd, scale, moved
         )
 
+    def _class_conflict(
+        self,
+        conflict: LabelConflict,
+        chunks: list[Chunk],
+        stats: tuple[np.ndarray, ...],
+        drift: Drift,
+        share: float,
+        moved: np.ndarray | None,
+    ) -> LabelConflict:
+        """``conflict`` with each predicted class's shift beyond the chunk's common one: where
+        the chunk's known labels put it (:func:`class_shift_evidence`) against its prior had
+        production no labels, N(0, the reference's periods' class sd² + the unseen drift's per
+        class, s² / 2 of its share). The unseen drift and the reference's own correct rates
+        (:func:`reference_error_var` over the class's bins) are shared by every chunk. A class
+        whose calibration alone moved (the card tiers' second class after their concept shift,
+        a class twice as common at the same scores) shows here and hardly in the common shift."""
+        bins: MulticlassBins = self._state()["bins"]
+        residual, _, noise = class_shift_evidence(stats, bins, drift.bin_sd, moved)
+        unseen = self._unseen(False, share) ** 2 / 2.0
+        prior = self._class_shift_sd(chunks) ** 2 + unseen
+        known = (np.asarray(stats[3]) + np.asarray(stats[4])).sum(axis=0)
+        common = np.empty(bins.n_classes)
+        for j in range(bins.n_classes):
+            own = bins.predicted == j
+            reference, _ = reference_error_var(
+                bins.correct[own], bins.wrong[own], np.full(int(own.sum()), 0.5), known[own]
+            )
+            common[j] = unseen + reference
+        return replace(
+            conflict,
+            classes=residual,
+            classes_var=prior[None, :] + noise,
+            classes_common=common,
+            class_names=tuple(str(label) for label in self._state()["labels"]),
+        )
+
     def _class_label_shift(
         self, chunks: list[Chunk], stats: tuple[np.ndarray, ...]
     ) -> _ClassLabelShift | None:
@@ -1884,9 +1924,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         still = np.tile(wide.shift_log_prior, (spread.shape[0], 1))
         if label_likelihood is not None:
             still = convolved_priors(label_likelihood, still)
-        shift_gap, shift_var = prior_data_conflict(
-            tilted.shift, coupled_shifts(still), log_likelihood
-        )
+        # A multiclass label shift's move of every bin is the label shift's, not drift.
+        read = log_likelihood
+        if label_offset is not None:
+            read = translated_priors(tilted.shift, log_likelihood, -label_offset)
+        shift_gap, shift_var = prior_data_conflict(tilted.shift, coupled_shifts(still), read)
         # What every chunk shares: the unseen drift (one draw for all of production) and the
         # reference's own rates, which each chunk's likelihood allows for already.
         unseen = self._unseen(False, share) ** 2 if learn else 0.0
@@ -2083,7 +2125,11 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         if conflict is not None:
             zs = conflict.chunk_z()
             out["labels_shift_z"] = zs[0]
-            out["labels_tilt_z"] = zs[1] if len(zs) > 1 else np.full(zs[0].shape, np.nan)
+            tilt = conflict.tilt is not None
+            out["labels_tilt_z"] = zs[1] if tilt else np.full(zs[0].shape, np.nan)
+            if conflict.classes is not None:
+                for label, z in zip(conflict.class_names, zs[1 + tilt :], strict=True):
+                    out[f"labels_class_z[{label}]"] = z
             out["labels_p"] = conflict_p(zs)
         return out
 
@@ -3065,7 +3111,10 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
           at least this far off in either (two-sided, Bonferroni over the two). A small ``labels_p``
           says the labels show a calibration the reference never did: the estimate then follows the
           labels, and its chunks without labels lean on the labelled ones (:meth:`label_check` for
-          all chunks together). A multiclass model has its confidence calibration's shift only.
+          all chunks together). A multiclass model has its confidence calibration's shift (no
+          tilt) and, per class c, ``labels_class_z[c]``: that class's predictions' shift beyond
+          the chunk's common one (nan where none of them has a label); ``labels_p`` is then
+          Bonferroni over the shift and the classes the chunk's labels show.
         """
         index = self._result(chunk).chunk.index
         return {key: float(values[index]) for key, values in self._diagnostics.items()}
@@ -3106,20 +3155,26 @@ class LabelFreeEstimate(HtmlRepr, LabelledDraws, ValueEquality):
         dict or None
             ``n_chunks`` and ``n_labelled`` (labelled chunks and rows), ``shift_z`` and
             ``tilt_z`` (nan where the tilt is not learned: a multiclass model's confidence
-            calibration) and ``p``, the chance of labels this far off in either had production
-            moved as the reference's periods did (two-sided, Bonferroni over the two).
+            calibration), for a multiclass model ``class_z`` (class: z of its predictions'
+            shift beyond the common one; nan for a class no labelled chunk predicted) and
+            ``p``, the chance of labels this far off in any of them had production moved as
+            the reference's periods did (two-sided, Bonferroni over them).
         """
         conflict = self._conflict
         if conflict is None or not conflict.labelled.any():
             return None
         zs = conflict.stream_z()
-        return {
+        tilt = conflict.tilt is not None
+        out: dict[str, Any] = {
             "n_chunks": int(conflict.labelled.sum()),
             "n_labelled": int(self._diagnostics["n_labelled"].sum()),
             "shift_z": zs[0],
-            "tilt_z": zs[1] if len(zs) > 1 else math.nan,
-            "p": float(conflict_p([np.array(z) for z in zs])),
+            "tilt_z": zs[1] if tilt else math.nan,
         }
+        if conflict.classes is not None:
+            out["class_z"] = dict(zip(conflict.class_names, zs[1 + tilt :], strict=True))
+        out["p"] = float(conflict_p([np.array(z) for z in zs]))
+        return out
 
     def _result(self, chunk: Any) -> _ChunkResult:
         if isinstance(chunk, (bool, np.bool_)):

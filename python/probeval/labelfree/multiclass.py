@@ -922,35 +922,17 @@ def chunk_class_shifts(
     labels are read."""
     k = bins.n_classes
     n_chunks = np.asarray(stats[0]).shape[0]
-    rate = np.clip((bins.correct + 0.5) / (bins.correct + bins.wrong + 1.0), 1e-6, 1 - 1e-6)
-    if moved is not None:
-        rate = np.clip(1.0 / (1.0 + (1.0 / rate - 1.0) * np.exp(-moved)), 1e-6, 1 - 1e-6)
+    rate = _correct_rates(bins, moved)
     mean = np.zeros((n_chunks, k))
     sds = np.broadcast_to(np.asarray(sd, dtype=np.float64), (k,))
     var = np.tile(sds**2, (n_chunks, 1))
-    right, wrong = np.asarray(stats[3]), np.asarray(stats[4])
-    known = right + wrong
-    labelled = known.sum(axis=1) > 0
-    if labelled.any():
-        member = np.eye(k)[bins.predicted]
-        info = known * rate * (1.0 - rate)
-        info = info / (1.0 + info * bin_sd**2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            per_bin = np.where(known > 0, (right - known * rate) / (known * rate * (1 - rate)), 0.0)
-            weight = info @ member
-            shift = np.where(weight > 0, ((info * per_bin) @ member) / weight, 0.0)
-            common = (weight * shift).sum(axis=1, keepdims=True) / np.maximum(
-                weight.sum(axis=1, keepdims=True), 1e-300
-            )
-        residual = shift - common
-        # Chunks are in time order (by size, number or period), which the walk uses.
-        seen = labelled[:, None] & (weight > 0)
-        shown = seen.any(axis=0)
-        if shown.any():
-            noise = np.where(seen, 1.0 / np.where(seen, weight, 1.0), np.inf)
-            mean[:, shown], var[:, shown] = _class_walks(
-                residual[:, shown], noise[:, shown], sds[shown], scale
-            )
+    residual, noise, _ = class_shift_evidence(stats, bins, bin_sd, moved)
+    # Chunks are in time order (by size, number or period), which the walk uses.
+    shown = np.isfinite(noise).any(axis=0)
+    if shown.any():
+        mean[:, shown], var[:, shown] = _class_walks(
+            residual[:, shown], noise[:, shown], sds[shown], scale
+        )
     class_sd = np.sqrt(var)
     own_sd = class_sd[:, bins.predicted]
     rates = np.broadcast_to(rate, own_sd.shape)
@@ -961,6 +943,53 @@ def chunk_class_shifts(
     if moved is not None:
         offset = offset + moved
     return offset, class_sd
+
+
+def _correct_rates(bins: MulticlassBins, moved: np.ndarray | None = None) -> np.ndarray:
+    """Each confidence bin's rate of correct predictions as the class shifts read it (the
+    reference's, half a row of prior each way), per chunk moved by a label shift ``moved``."""
+    rate: np.ndarray = np.clip(
+        (bins.correct + 0.5) / (bins.correct + bins.wrong + 1.0), 1e-6, 1 - 1e-6
+    )
+    if moved is not None:
+        rate = np.clip(1.0 / (1.0 + (1.0 / rate - 1.0) * np.exp(-moved)), 1e-6, 1 - 1e-6)
+    return rate
+
+
+def class_shift_evidence(
+    stats: tuple[np.ndarray, ...],
+    bins: MulticlassBins,
+    bin_sd: float,
+    moved: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What each chunk's known labels say of each predicted class's shift (chunks, K; logit):
+    the logit shift of the class's bins' known correct rates less the chunk's shift over all
+    classes, each bin's information n p (1 - p) over its design effect 1 + n p (1 - p)
+    ``bin_sd``² (the bins' own deviations), and its variance, the inverse of the class's
+    information (inf, with a shift of 0, where the chunk has no known label of that class's
+    predictions). ``moved``: as :func:`chunk_class_shifts`. Also the variance of the shift
+    less the common one, which shares its labels: 1 / w_j - 1 / Σ w."""
+    k = bins.n_classes
+    n_chunks = np.asarray(stats[0]).shape[0]
+    rate = _correct_rates(bins, moved)
+    right, wrong = np.asarray(stats[3]), np.asarray(stats[4])
+    known = right + wrong
+    member = np.eye(k)[bins.predicted]
+    info = known * rate * (1.0 - rate)
+    info = info / (1.0 + info * bin_sd**2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_bin = np.where(known > 0, (right - known * rate) / (known * rate * (1 - rate)), 0.0)
+        weight = info @ member
+        shift = np.where(weight > 0, ((info * per_bin) @ member) / weight, 0.0)
+        common = (weight * shift).sum(axis=1, keepdims=True) / np.maximum(
+            weight.sum(axis=1, keepdims=True), 1e-300
+        )
+    seen = (known.sum(axis=1) > 0)[:, None] & (weight > 0)
+    residual = np.where(seen, shift - common, 0.0).reshape(n_chunks, k)
+    noise = np.where(seen, 1.0 / np.where(seen, weight, 1.0), np.inf).reshape(n_chunks, k)
+    total = np.maximum(weight.sum(axis=1, keepdims=True), 1e-300)
+    beyond = np.where(seen, np.maximum(noise - 1.0 / total, 0.0), np.inf).reshape(n_chunks, k)
+    return residual, noise, beyond
 
 
 def drifting_error_alpha(alpha: np.ndarray, spread: float) -> np.ndarray:
