@@ -157,6 +157,11 @@ def test_class_shift_evidence_matches_binomial_draws() -> None:
     assert residual[0, 2] == 0.0
     assert np.isfinite(beyond[0, :2]).all()
     assert np.isinf(beyond[1]).all()
+    # Labels on one class's predictions only: that class is the common shift, nothing beyond.
+    right[0, 2:], wrong[0, 2:] = 0.0, 0.0
+    _, noise, beyond = class_shift_evidence((counts[:2], 0, 0, right, wrong), bins, 0.1)
+    assert np.isfinite(noise[0, 0])
+    assert np.isinf(beyond[0]).all()
 
 
 def test_conflict_p_skips_what_a_chunk_does_not_show() -> None:

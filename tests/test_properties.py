@@ -758,6 +758,53 @@ MULTICLASS_FITTED = pe.LabelFreeEstimator.from_dict(MULTICLASS_PAYLOAD)
 MULTICLASS_LABEL_SHIFT = pe.LabelFreeEstimator.from_dict({**MULTICLASS_PAYLOAD, "shift": "label"})
 
 
+@given(
+    production=st.lists(
+        st.tuples(
+            st.tuples(*[st.floats(0.01, 1.0)] * 3),
+            st.one_of(st.none(), st.sampled_from([0, 1, 2])),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    chunk_size=st.sampled_from([None, 7, 25]),
+    shift=st.sampled_from(["covariate", "label"]),
+)
+def test_multiclass_label_check_with_any_partial_labels(
+    production: list[tuple[tuple[float, float, float], int | None]],
+    chunk_size: int | None,
+    shift: str,
+) -> None:
+    """A multiclass model's label check on any scores and any mix of known and missing labels:
+    each chunk's ``labels_p`` lies in [0, 1] exactly where it has labels (nan elsewhere), its
+    classes' z's are finite or nan (a class none of whose labelled rows it predicted), the
+    check of all chunks counts every label, and ``to_dict()`` is strict JSON."""
+    scores = np.array([row for row, _ in production])
+    scores /= scores.sum(axis=1, keepdims=True)
+    partial = np.array([label for _, label in production], dtype=object)
+    estimator = MULTICLASS_FITTED if shift == "covariate" else MULTICLASS_LABEL_SHIFT
+    result = estimator.estimate(
+        scores, chunk_size=chunk_size, partial_labels=partial, n_samples=50, rng=1
+    )
+    known = int(sum(label is not None for label in partial))
+    for chunk in result.chunks:
+        diagnostics = result.diagnostics(chunk.index)
+        if not known:  # no label anywhere: no check
+            assert not any(key.startswith("labels_") for key in diagnostics)
+            continue
+        labelled = diagnostics["n_labelled"] > 0
+        assert (0.0 <= diagnostics["labels_p"] <= 1.0) == labelled
+        classes = [v for k, v in diagnostics.items() if k.startswith("labels_class_z[")]
+        assert len(classes) == 3
+        assert all(math.isnan(z) or (labelled and math.isfinite(z)) for z in classes)
+    check = result.label_check()
+    assert (check is None) == (known == 0)
+    if check is not None:
+        assert check["n_labelled"] == known
+        assert 0.0 <= check["p"] <= 1.0
+    json.dumps(result.to_dict(), allow_nan=False)
+
+
 @given(value=hostile)
 def test_hostile_values_for_multiclass_label_free_estimation(value: Any) -> None:
     calls = [

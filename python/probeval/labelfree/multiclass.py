@@ -968,7 +968,8 @@ def class_shift_evidence(
     ``bin_sd``² (the bins' own deviations), and its variance, the inverse of the class's
     information (inf, with a shift of 0, where the chunk has no known label of that class's
     predictions). ``moved``: as :func:`chunk_class_shifts`. Also the variance of the shift
-    less the common one, which shares its labels: 1 / w_j - 1 / Σ w."""
+    less the common one, which shares its labels: 1 / w_j - 1 / Σ w (inf where that is 0, a
+    chunk whose known labels all fell on one class's predictions)."""
     k = bins.n_classes
     n_chunks = np.asarray(stats[0]).shape[0]
     rate = _correct_rates(bins, moved)
@@ -988,7 +989,10 @@ def class_shift_evidence(
     residual = np.where(seen, shift - common, 0.0).reshape(n_chunks, k)
     noise = np.where(seen, 1.0 / np.where(seen, weight, 1.0), np.inf).reshape(n_chunks, k)
     total = np.maximum(weight.sum(axis=1, keepdims=True), 1e-300)
-    beyond = np.where(seen, np.maximum(noise - 1.0 / total, 0.0), np.inf).reshape(n_chunks, k)
+    beyond = noise - 1.0 / total
+    # A chunk whose labelled rows all predicted one class: that class is the common shift,
+    # its shift beyond it is 0 whatever the labels say.
+    beyond = np.where(seen & (beyond > 1e-9 * noise), beyond, np.inf).reshape(n_chunks, k)
     return residual, noise, beyond
 
 
