@@ -1635,6 +1635,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         common = np.empty(bins.n_classes)
         for j in range(bins.n_classes):
             own = bins.predicted == j
+            # A row of prior each way at 0.5 where the class shifts read half a row: the same
+            # rates to within a row, for a variance.
             reference, _ = reference_error_var(
                 bins.correct[own], bins.wrong[own], np.full(int(own.sum()), 0.5), known[own]
             )
