@@ -22,6 +22,7 @@ from sklearn.metrics import roc_auc_score
 
 import probeval as pe
 from probeval import _core
+from probeval._util.jsonable import json_safe
 from probeval.base.metrics import BINARY_METRICS
 
 from ._classifiers import RateClassifier
@@ -1653,3 +1654,51 @@ def test_average_precision_score_slices_follow_the_rows(
                     assert span[c, b, j] == 0.0
             for left, right in itertools.pairwise([p for p in pieces if p.size]):
                 assert left.max() < right.min()  # ties stay in one slice
+
+
+_JSON_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5),
+    st.floats(allow_nan=True, allow_infinity=True).map(np.float64),
+    st.integers(-100, 100).map(np.int64),
+)
+
+
+def _plain_json(value: Any) -> Any:
+    """What ``json_safe`` promises, written out independently (a test oracle)."""
+    if isinstance(value, dict):
+        return {str(k): _plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_json(v) for v in value]
+    if isinstance(value, (np.floating, float)) and not isinstance(value, bool):
+        number = float(value)
+        if number != number:
+            return None
+        return number if abs(number) != math.inf else ("inf" if number > 0 else "-inf")
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+@given(
+    value=st.recursive(
+        _JSON_LEAVES,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4),
+            st.tuples(inner, inner),
+            st.dictionaries(st.one_of(st.text(max_size=3), st.integers(0, 9)), inner, max_size=4),
+        ),
+        max_leaves=20,
+    )
+)
+def test_json_safe_gives_strict_json_of_anything_a_result_holds(value: Any) -> None:
+    """Any nesting of dicts, lists and tuples of numbers (numpy's included, NaN and infinities),
+    strings and None becomes strict JSON that reads back as the same plain values."""
+    safe = json_safe(value)
+    text = json.dumps(safe, allow_nan=False)
+    assert json.loads(text) == _plain_json(value)
+    arrays = json_safe({"a": np.array([[1.0, np.nan], [np.inf, -np.inf]])})
+    assert arrays == {"a": [[1.0, None], ["inf", "-inf"]]}
