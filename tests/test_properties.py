@@ -1700,5 +1700,8 @@ def test_json_safe_gives_strict_json_of_anything_a_result_holds(value: Any) -> N
     safe = json_safe(value)
     text = json.dumps(safe, allow_nan=False)
     assert json.loads(text) == _plain_json(value)
+
+
+def test_json_safe_turns_arrays_into_lists() -> None:
     arrays = json_safe({"a": np.array([[1.0, np.nan], [np.inf, -np.inf]])})
     assert arrays == {"a": [[1.0, None], ["inf", "-inf"]]}

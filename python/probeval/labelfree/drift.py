@@ -1972,9 +1972,9 @@ class LabelConflict(ValueEquality):
         if self.tilt is not None and self.tilt_var is not None:
             out.append((self.tilt, self.tilt_var, self.tilt_common, self.labelled))
         if self.classes is not None and self.classes_var is not None:
-            common = np.zeros(self.classes.shape[1])
-            if self.classes_common is not None:
-                common = self.classes_common
+            common = self.classes_common
+            if common is None:
+                common = np.zeros(self.classes.shape[1])
             for j in range(self.classes.shape[1]):
                 shown = self.labelled & np.isfinite(self.classes_var[:, j])
                 out.append((self.classes[:, j], self.classes_var[:, j], float(common[j]), shown))

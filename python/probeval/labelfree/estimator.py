@@ -1627,8 +1627,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         (:func:`reference_error_var` over the class's bins) are shared by every chunk. A class
         whose calibration alone moved (the card tiers' second class after their concept shift,
         a class twice as common at the same scores) shows here and hardly in the common shift."""
-        bins: MulticlassBins = self._state()["bins"]
-        residual, _, noise = class_shift_evidence(stats, bins, drift.bin_sd, moved)
+        state = self._state()
+        bins: MulticlassBins = state["bins"]
+        residual, _, beyond = class_shift_evidence(stats, bins, drift.bin_sd, moved)
         unseen = self._unseen(False, share) ** 2 / 2.0
         prior = self._class_shift_sd(chunks) ** 2 + unseen
         known = (np.asarray(stats[3]) + np.asarray(stats[4])).sum(axis=0)
@@ -1644,9 +1645,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         return replace(
             conflict,
             classes=residual,
-            classes_var=prior[None, :] + noise,
+            classes_var=prior[None, :] + beyond,
             classes_common=common,
-            class_names=tuple(str(label) for label in self._state()["labels"]),
+            class_names=tuple(str(label) for label in state["labels"]),
         )
 
     def _class_label_shift(
