@@ -98,6 +98,7 @@ from probeval.labelfree.drift import (
     learn_drift,
     learn_drifts,
     merge_periods,
+    moved_weight,
     movement_prior_scale,
     period_sums,
     prior_data_conflict,
@@ -1999,6 +2000,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             scale,
             uniform_spread=TILT_UNIFORM_SPREAD,
             from_chunk_on=TILT_FROM_CHUNK_ON,
+            # Chunks whose scores moved beyond the reference's periods can move the shape of
+            # their calibration together, which the labels of those chunks then show.
+            chunk_moved=moved_weight(self._moved_distance(drift, counts)),
         )
         return fine.core_args(priors, bin_sd, coupled_tilts(fine.tilt, tilts), centre_sd), conflict
 
@@ -2087,17 +2091,22 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
 
     def _shift_spread(self, drift: Drift, counts: np.ndarray, labelled: bool) -> np.ndarray:
         """Per chunk, the further sd (logit) of its calibration shift for how far its scores
-        moved beyond the reference periods' own spread. Binary calibrations only (a multiclass
-        model's one-vs-rest ones included): on a multiclass model's confidence calibration it
+        moved beyond the reference periods' own spread (:meth:`_moved_distance`)."""
+        share = LABELLED_SHIFT_SHARE if labelled else 1.0
+        return shift_spread(self._moved_distance(drift, counts), share * self.drift_per_shift)
+
+    def _moved_distance(self, drift: Drift, counts: np.ndarray) -> np.ndarray:
+        """Per chunk, how far its scores moved beyond the reference periods' own spread
+        (:func:`score_shift_distance`). Binary calibrations only (a multiclass model's
+        one-vs-rest ones included; 0 for its confidence calibration): there the further spread
         moved accuracy and macro F1 away from the realized values on both multiclass streams
         tried (flights after the shift: MAE .01332 -> .01349, .01572 -> .01591)."""
         state = self._state()
         if state["kind"] == "multiclass":
             return np.zeros(counts.shape[0])
         reference = state["positives"] + state["negatives"]
-        distance = score_shift_distance(counts, reference, drift.count_dispersion)
-        share = LABELLED_SHIFT_SHARE if labelled else 1.0
-        return shift_spread(distance, share * self.drift_per_shift)
+        out: np.ndarray = score_shift_distance(counts, reference, drift.count_dispersion)
+        return out
 
     def _diagnostics(
         self,
