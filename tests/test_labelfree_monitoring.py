@@ -1024,7 +1024,7 @@ def test_labelled_prior_of_movement_follows_the_scores(monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize(
-    ("not_moved", "scale", "uniform_spread", "from_chunk_on", "moved"),
+    ("not_moved", "scale", "uniform_spread", "from_chunk_on", "weights"),
     [
         (0.7, 1.0, False, 0.0, None),
         (0.95, 1.0, False, 0.0, None),
@@ -1041,7 +1041,7 @@ def test_production_priors_match_a_brute_force_sum(
     scale: float,
     uniform_spread: bool,
     from_chunk_on: float,
-    moved: tuple[float, ...] | None,
+    weights: tuple[float, ...] | None,
 ) -> None:
     """Each chunk's shift (or tilt) prior against an explicit sum over every (ε, μ, s) of the
     production model and every change point (k, μ, s), the chunk's own labels left out (scipy's
@@ -1051,7 +1051,7 @@ def test_production_priors_match_a_brute_force_sum(
     before it G), the rest on ε > 0; s equally likely at each point of its geometric grid, or
     (``uniform_spread``, the tilt's) in proportion to s: flat on s. Two chunks have no labels,
     one of them between labelled ones: with a change point its prior depends on where it is.
-    ``moved``: each chunk's weight w_c of having moved with its scores, and a second share ε_m
+    ``weights``: each chunk's weight w_c of having moved with its scores, and a second share ε_m
     (six points 0, 0.2, ..., 1; prior 0.5 on 0, the rest even): chunk c follows N(μ, s²) with
     probability (1 - w_c) ε + w_c ε_m."""
     from scipy import stats
@@ -1076,14 +1076,14 @@ def test_production_priors_match_a_brute_force_sum(
         scale,
         uniform_spread=uniform_spread,
         from_chunk_on=from_chunk_on,
-        chunk_moved=None if moved is None else np.array(moved),
+        chunk_moved=None if weights is None else np.array(weights),
     )
 
     g = np.exp(log_prior) / np.exp(log_prior).sum()
-    weights = np.zeros(n) if moved is None else np.array(moved)
+    w = np.zeros(n) if weights is None else np.array(weights)
     own = (
         [(0.0, 1.0)]
-        if moved is None
+        if weights is None
         else [(0.0, 0.5)] + [(e, 0.1) for e in (0.2, 0.4, 0.6, 0.8, 1)]
     )
     likelihood = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
@@ -1100,7 +1100,7 @@ def test_production_priors_match_a_brute_force_sum(
                 mixtures = [
                     (
                         share_prior[e] * own_mass,
-                        [(1 - p) * g + p * slab for p in (1 - weights) * eps + weights * own_eps],
+                        [(1 - p) * g + p * slab for p in (1 - w) * eps + w * own_eps],
                     )
                     for e, eps in enumerate(np.linspace(0, 1, 21))
                     for own_eps, own_mass in own
