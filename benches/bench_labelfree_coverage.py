@@ -26,7 +26,10 @@ the errors need; under 1: wider) in place of the mean absolute error; ``--shift 
 the hierarchical rows with the label shift model (``LabelFreeEstimator(shift="label")``);
 ``--label-draws N`` averages the labelled rows over N draws of which rows are labelled (each
 stream's seed plus 1,000 k): a stream of a few chunks (the car loan's 10) covers by whole
-chunks, and one draw of its labels can be lucky or not.
+chunks, and one draw of its labels can be lucky or not. ``--alerts`` prints under each
+hierarchical row whether the chunks' alerts tell the ones whose intervals miss (coverage of
+the chunks whose ``score_shift_p``, or with labels ``labels_p``, is below 0.001 or 0.05
+against the rest: ``tests/_monitoring.alert_coverage``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from tests._monitoring import (
     METRICS,
     REFERENCE_ROWS,
     SCENARIOS,
+    alert_lines,
     car_loan,
     employment,
     evaluate_stream,
@@ -79,6 +83,7 @@ def main() -> None:
     parser.add_argument("--spread", action="store_true")
     parser.add_argument("--shift", choices=["covariate", "label"], default="covariate")
     parser.add_argument("--label-draws", type=int, default=1, metavar="N")
+    parser.add_argument("--alerts", action="store_true")
     parser.add_argument("--json")
     args = parser.parse_args()
     if args.label_draws < 1:
@@ -111,6 +116,7 @@ def main() -> None:
         runs = [("pooled", {"method": "pooled"}, 0.0), ("hierarchical", own, 0.0)]
         runs.append((f"+{args.labels:.0%} labels", own, args.labels))
         for label, kwargs, fraction in runs:
+            chunks: list[dict[str, Any]] = []
             merged = _merge(
                 [
                     evaluate_stream(
@@ -119,6 +125,7 @@ def main() -> None:
                         seed=i + 1_000 * draw,
                         label_fraction=fraction,
                         chunk_size=1_000 if name.startswith("rainfall") else args.chunk_size,
+                        chunks=chunks,
                     )
                     for i, s in enumerate(streams)
                     for draw in range(args.label_draws if fraction else 1)
@@ -128,6 +135,8 @@ def main() -> None:
             second = 2 if args.spread else 1
             cells = " ".join(f"{v[0]:5.2f} / {v[second]:6.4f}" for v in merged.values())
             print(f"{name:42s} {label:13s} {cells}", flush=True)
+            if args.alerts and label != "pooled":
+                print("\n".join(alert_lines(chunks)), flush=True)
     print(f"({time.perf_counter() - start:.0f} s)")
     save(args.json, rows)
 

@@ -3,7 +3,7 @@ New York flights under 24 designs (or ACS employment under 12, or the flights at
 12), default settings, realized target.
 
     pip install ".[test]" && python benches/bench_labelfree_designs.py [--labels 0.05] \
-        [--data acs|departures] [--unseen-drift 0.12]
+        [--data acs|departures] [--unseen-drift 0.12] [--alerts]
 
 A design is the model's inputs (the departure delay, or only the schedule and the weather at the
 origin), what counts as late (arrival more than 15 or 45 minutes late), which two months are the
@@ -24,7 +24,11 @@ wide as the errors; above 1: too narrow), without labels and with a fraction ``-
 chunk's rows labelled at random, and the pooled calibration (the earlier algorithm,
 ``method="pooled"``) beside them. ``--unseen-drift``: the estimator's ``unseen_drift`` in place of
 its default (the pooled calibration has none), to see what a larger allowance buys on a stream
-family (docs/labelfree.md, *How far production moved on ACS*).
+family (docs/labelfree.md, *How far production moved on ACS*). ``--alerts``: whether the
+chunks' alerts tell the ones whose intervals miss, per run over all designs' chunks: coverage
+of the chunks whose ``score_shift_p`` (and, with labels, ``labels_p``) is below 0.001 or 0.05
+against the rest, and how many of the misses (chunk x metric) were alerted
+(docs/labelfree.md, *When to distrust an estimate*).
 
 The benchmark asks how the estimate holds when production runs further from its reference than
 the bundled streams do (a summer reference for an autumn production): it is a measurement, not a
@@ -44,6 +48,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests._monitoring import (
     METRICS,
+    alert_lines,
     departure_designs,
     employment_designs,
     evaluate_stream,
@@ -59,6 +64,7 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=2_000)
     parser.add_argument("--data", choices=["flights", "acs", "departures"], default="flights")
     parser.add_argument("--unseen-drift", type=float, default=None, metavar="SD")
+    parser.add_argument("--alerts", action="store_true")
     parser.add_argument("--json")
     args = parser.parse_args()
     start = time.perf_counter()
@@ -69,6 +75,7 @@ def main() -> None:
     totals: dict[str, dict[str, dict[str, list[float]]]] = {
         label: {m: {"covered": [], "error": [], "z": []} for m in METRICS} for label, _, _ in runs
     }
+    chunks: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in runs}
     rows: dict[str, Any] = {}
     print(f"{'design':62s} {'run':>12s} " + " ".join(f"{m:>14s}" for m in METRICS))
     if args.data == "acs":
@@ -79,7 +86,13 @@ def main() -> None:
         streams = flights_designs()
     for stream in streams:
         for label, kwargs, fraction in runs:
-            result = evaluate_stream(stream, kwargs, n_samples=args.draws, label_fraction=fraction)
+            result = evaluate_stream(
+                stream,
+                kwargs,
+                n_samples=args.draws,
+                label_fraction=fraction,
+                chunks=chunks[label],
+            )
             for m in METRICS:
                 for key in ("covered", "error", "z"):
                     totals[label][m][key] += result[m][key]
@@ -105,6 +118,8 @@ def main() -> None:
                 "z_mean": float(z.mean()),
                 "z_sd": float(z.std()),
             }
+        if args.alerts and label != "pooled":
+            print("\n".join(alert_lines(chunks[label])))
     print(f"({time.perf_counter() - start:.0f} s)")
     save(args.json, rows)
 

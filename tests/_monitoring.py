@@ -712,12 +712,16 @@ def evaluate_stream(
     label_fraction: float = 0.0,
     ci: float = 0.95,
     chunk_size: int = CHUNK,
+    chunks: list[dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, list[float]]]:
     """Fit on the reference, estimate every production chunk of ``chunk_size`` rows
     (``target="realized"``; a last chunk under half that is left out) and return per metric the
     lists ``covered`` (0/1), ``error`` (|mean - realized|) and ``z`` ((realized - mean) /
     posterior sd; posteriors of one value left out). With ``label_fraction``, that share of
-    each chunk's rows (at random) is passed as partial labels."""
+    each chunk's rows (at random) is passed as partial labels. ``chunks``: if given, one
+    record per evaluated chunk is appended to it, its diagnostics
+    (:meth:`~probeval.LabelFreeEstimate.diagnostics`) and, per metric, ``covered`` (0/1;
+    metrics without a realized value left out): :func:`alert_coverage`."""
     result = _realized_estimate(
         stream, METRICS, estimator_kwargs, seed, n_samples, label_fraction, chunk_size
     )
@@ -728,12 +732,66 @@ def evaluate_stream(
         if chunk.n_rows < chunk_size // 2:
             continue
         truth = realized(stream.labels[chunk.rows], stream.scores[chunk.rows])
+        covered: dict[str, float] = {}
         for metric in METRICS:
             value = truth[metric]
             if not np.isfinite(value):
                 continue
             record(out[metric], result.posterior(metric, chunk.index), value, ci)
+            covered[metric] = out[metric]["covered"][-1]
+        if chunks is not None:
+            chunks.append({**result.diagnostics(chunk.index), "covered": covered})
     return out
+
+
+#: The alert thresholds :func:`alert_coverage` reads: the estimator's own (0.001) and laxer ones.
+ALERT_LEVELS = (1e-3, 0.05)
+
+
+def alert_coverage(chunks: list[dict[str, Any]], diagnostic: str, level: float) -> dict[str, Any]:
+    """Whether an alert tells the chunks whose intervals miss: over the chunk records of
+    :func:`evaluate_stream` (``chunks=``), those whose ``diagnostic`` (``score_shift_p`` or
+    ``labels_p``) is below ``level`` against the rest. Returns the number of chunks and of
+    alerted ones, per metric the coverage of each group (nan for an empty one), and the
+    misses (chunk x metric) in all and among the alerted."""
+    alerted = [c for c in chunks if c.get(diagnostic, np.nan) < level]
+    quiet = [c for c in chunks if not c.get(diagnostic, np.nan) < level]
+
+    def coverage(group: list[dict[str, Any]], metric: str) -> float:
+        values = [c["covered"][metric] for c in group if metric in c["covered"]]
+        return float(np.mean(values)) if values else float("nan")
+
+    def misses(group: list[dict[str, Any]]) -> int:
+        return int(sum(1 - v for c in group for v in c["covered"].values()))
+
+    return {
+        "chunks": len(chunks),
+        "alerted": len(alerted),
+        "coverage_alerted": {m: coverage(alerted, m) for m in METRICS},
+        "coverage_quiet": {m: coverage(quiet, m) for m in METRICS},
+        "misses": misses(chunks),
+        "misses_alerted": misses(alerted),
+    }
+
+
+def alert_lines(chunks: list[dict[str, Any]]) -> list[str]:
+    """:func:`alert_coverage` at each of :data:`ALERT_LEVELS`, for the score shift and, where
+    the chunks have labels, the label check: one printable line each."""
+    diagnostics = ["score_shift_p"]
+    if any(np.isfinite(c.get("labels_p", np.nan)) for c in chunks):
+        diagnostics.append("labels_p")
+    lines = []
+    for diagnostic in diagnostics:
+        for level in ALERT_LEVELS:
+            t = alert_coverage(chunks, diagnostic, level)
+            alerted = " ".join(f"{v:.2f}" for v in t["coverage_alerted"].values())
+            quiet = " ".join(f"{v:.2f}" for v in t["coverage_quiet"].values())
+            lines.append(
+                f"  {diagnostic} < {level:g}: {t['alerted']} of {t['chunks']} chunks; coverage "
+                f"{alerted} alerted, {quiet} not; misses among the alerted "
+                f"{t['misses_alerted']} of {t['misses']}"
+            )
+    return lines
 
 
 def _realized_estimate(

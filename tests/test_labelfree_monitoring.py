@@ -28,6 +28,9 @@ from tests._monitoring import (
     METRICS,
     RAINFALL_ROWS,
     SCENARIOS,
+    _realized_estimate,
+    alert_coverage,
+    alert_lines,
     california_housing,
     car_loan,
     card_tiers,
@@ -1665,6 +1668,44 @@ def test_shift_diagnostic_flags_a_chunk_unlike_the_reference() -> None:
     axes = pe.plot.chunks(result, "f1")
     labels = axes.get_legend_handles_labels()[1]
     assert "scores unlike reference (p < 0.001)" in labels
+
+
+def test_alert_coverage_splits_the_chunks_by_their_alerts() -> None:
+    """The benchmarks' reading of the alerts (``--alerts``): :func:`evaluate_stream`'s chunk
+    records carry each chunk's diagnostics and, per metric, whether its interval covered, the
+    same as its own lists; :func:`alert_coverage` counts them as a brute-force loop does."""
+    stream = simulate("covariate shift", np.random.default_rng(8), n_chunks=4)
+    # The last two chunks' scores moved far beyond the reference: they are the alerted ones.
+    moved = stream.scores.copy()
+    moved[2 * CHUNK :] = np.clip(moved[2 * CHUNK :] + 0.2, 0.0, 1.0)
+    stream = replace(stream, scores=moved)
+    chunks: list[dict[str, Any]] = []
+    out = evaluate_stream(stream, seed=2, n_samples=500, label_fraction=0.05, chunks=chunks)
+    assert len(chunks) == 4
+    for metric in METRICS:
+        assert [c["covered"][metric] for c in chunks] == out[metric]["covered"]
+    estimate = _realized_estimate(stream, METRICS, None, 2, 500, 0.05, CHUNK)
+    for index, record in enumerate(chunks):
+        diagnostics = estimate.diagnostics(index)
+        assert {k: record[k] for k in diagnostics} == pytest.approx(diagnostics, nan_ok=True)
+    for diagnostic in ("score_shift_p", "labels_p"):
+        for level in (1e-3, 0.05, 0.5):
+            table = alert_coverage(chunks, diagnostic, level)
+            flags = [c[diagnostic] < level for c in chunks]
+            assert table["chunks"] == 4
+            assert table["alerted"] == sum(flags)
+            misses = [sum(1 - v for v in c["covered"].values()) for c in chunks]
+            assert table["misses"] == sum(misses)
+            caught = [m for m, f in zip(misses, flags, strict=True) if f]
+            assert table["misses_alerted"] == sum(caught)
+            for metric in METRICS:
+                group = [c["covered"][metric] for c, f in zip(chunks, flags, strict=True) if f]
+                expected = np.mean(group) if group else np.nan
+                assert table["coverage_alerted"][metric] == pytest.approx(expected, nan_ok=True)
+    assert alert_coverage(chunks, "score_shift_p", 1e-3)["alerted"] == 2
+    lines = alert_lines(chunks)
+    assert len(lines) == 4
+    assert lines[0].startswith("  score_shift_p < 0.001: 2 of 4 chunks")
 
 
 def test_drift_is_learned_from_periods_and_saved(tmp_path: Any) -> None:
