@@ -1027,16 +1027,18 @@ def test_labelled_prior_of_movement_follows_the_scores(monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize(
-    ("not_moved", "scale", "uniform_spread", "from_chunk_on", "weights"),
+    ("not_moved", "scale", "uniform_spread", "from_chunk_on", "weights", "outlier"),
     [
-        (0.7, 1.0, False, 0.0, None),
-        (0.95, 1.0, False, 0.0, None),
-        (0.7, 0.25, False, 0.0, None),
-        (0.95, 1.0, True, 0.0, None),
-        (0.95, 0.25, True, 0.5, None),
-        (0.7, 1.0, False, 1.0, None),
-        (0.95, 1.0, True, 0.5, (0.0, 0.9, 0.3, 1.0, 0.0)),
-        (0.95, 0.25, True, 0.0, (0.0, 0.0, 0.6, 0.95, 0.2)),
+        (0.7, 1.0, False, 0.0, None, 0.0),
+        (0.95, 1.0, False, 0.0, None, 0.0),
+        (0.7, 0.25, False, 0.0, None, 0.0),
+        (0.95, 1.0, True, 0.0, None, 0.0),
+        (0.95, 0.25, True, 0.5, None, 0.0),
+        (0.7, 1.0, False, 1.0, None, 0.0),
+        (0.95, 1.0, True, 0.5, (0.0, 0.9, 0.3, 1.0, 0.0), 0.0),
+        (0.95, 0.25, True, 0.0, (0.0, 0.0, 0.6, 0.95, 0.2), 0.0),
+        (0.5, 1.0, False, 0.0, None, 0.05),
+        (0.95, 0.25, True, 0.5, (0.0, 0.9, 0.3, 1.0, 0.0), 0.2),
     ],
 )
 def test_production_priors_match_a_brute_force_sum(
@@ -1045,6 +1047,7 @@ def test_production_priors_match_a_brute_force_sum(
     uniform_spread: bool,
     from_chunk_on: float,
     weights: tuple[float, ...] | None,
+    outlier: float,
 ) -> None:
     """Each chunk's shift (or tilt) prior against an explicit sum over every (ε, μ, s) of the
     production model and every change point (k, μ, s), the chunk's own labels left out (scipy's
@@ -1056,7 +1059,10 @@ def test_production_priors_match_a_brute_force_sum(
     one of them between labelled ones: with a change point its prior depends on where it is.
     ``weights``: each chunk's weight w_c of having moved with its scores, and a second share ε_m
     (six points 0, 0.2, ..., 1; prior 0.5 on 0, the rest even): chunk c follows N(μ, s²) with
-    probability (1 - w_c) ε + w_c ε_m."""
+    probability (1 - w_c) ε + w_c ε_m. ``outlier`` r: each chunk, independently, is with
+    probability r anywhere on the grid (uniform): every other labelled chunk's evidence is r
+    times its mean likelihood plus 1 - r times the above, and the chunk's prior r times the
+    uniform plus 1 - r times the above, normalised."""
     from scipy import stats
 
     from probeval.labelfree import drift as drift_module
@@ -1080,6 +1086,7 @@ def test_production_priors_match_a_brute_force_sum(
         uniform_spread=uniform_spread,
         from_chunk_on=from_chunk_on,
         chunk_moved=None if weights is None else np.array(weights),
+        outlier=outlier,
     )
 
     g = np.exp(log_prior) / np.exp(log_prior).sum()
@@ -1116,8 +1123,11 @@ def test_production_priors_match_a_brute_force_sum(
                     weight = mass * spread_weight
                     for other in range(n):
                         if other != chunk and labelled[other]:
-                            weight *= float(components[other] @ likelihood[other])
+                            evidence = float(components[other] @ likelihood[other])
+                            anywhere = float(likelihood[other].mean())
+                            weight *= (1 - outlier) * evidence + outlier * anywhere
                     density += weight * components[chunk]
+        density = (1 - outlier) * density / density.sum() + outlier / grid.size
         expected = density / density.max()
         got = np.exp(fast[chunk])
         assert np.allclose(got, expected, rtol=1e-9, atol=1e-12), chunk

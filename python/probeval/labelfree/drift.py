@@ -1447,6 +1447,7 @@ def production_priors(
     uniform_spread: bool = False,
     from_chunk_on: float = 0.0,
     chunk_moved: np.ndarray | None = None,
+    outlier: float = 0.0,
 ) -> np.ndarray:
     """Per chunk, the prior log-density of its shift a (on the grid ``shift``) given the labels
     that arrived in the *other* chunks; the same for its tilt b (the tilt's grid, prior and
@@ -1479,7 +1480,13 @@ def production_priors(
     the rest uniform): chunk c follows N(μ, s²) with probability (1 - w_c) ε + w_c ε_m, w_c its
     weight, so that the labels of the chunks whose scores moved show whether they moved
     together, and by how much, without the rest of production having to. None, or all 0: ε
-    alone, as before."""
+    alone, as before.
+
+    ``outlier`` r: each chunk, independently, is with probability r unlike the rest of
+    production, its shift anywhere on the grid (uniform): its evidence under G and under each
+    N(μ, s²) is mixed with its evidence under the uniform, and its prior is r times the uniform
+    plus 1 - r times the above, so that a chunk far from every other keeps what its own
+    evidence says and does not move the others' (r = 0: none, as before)."""
     g = np.exp(log_prior - log_prior.max())
     g /= g.sum()
     mean, sd = (a.ravel() for a in np.meshgrid(_MOVED_MEAN, _MOVED_SD, indexing="ij"))
@@ -1503,6 +1510,11 @@ def production_priors(
     tiny = np.finfo(np.float64).tiny
     m0 = np.maximum(likelihood @ g, tiny)
     m1 = np.maximum(likelihood @ slab.T, tiny)
+    if outlier > 0.0:
+        # A chunk unlike the rest: its evidence under the uniform on the grid, mixed in.
+        anywhere = likelihood.mean(axis=1)
+        m0 = (1.0 - outlier) * m0 + outlier * anywhere
+        m1 = (1.0 - outlier) * m1 + outlier * anywhere[:, None]
     # Each chunk's share of the moved over the grid (ε, ε_m): (chunks, ε, ε_m, 1). Without
     # chunks whose scores moved the ε_m axis is one point of prior 1 and the share is ε itself.
     weight = np.zeros(n_chunks) if chunk_moved is None else np.asarray(chunk_moved, dtype=float)
@@ -1517,11 +1529,20 @@ def production_priors(
     w = weight[:, None, None, None]
     share = (1.0 - w) * eps[None, :, :, None] + w * own_share[None, None, :, None]
     labelled_share = share[labelled]
-    terms = np.log(
-        (1.0 - labelled_share) * m0[:, None, None, None] + labelled_share * m1[:, None, None, :]
-    )
+
+    def evidence(row: int) -> np.ndarray:
+        # The log evidence of labelled chunk ``row`` over (ε, ε_m, (μ, s)), a chunk at a time:
+        # all at once, 2,000 chunks took 250 MB (a label shift reads every chunk).
+        mixed = (1.0 - labelled_share[row]) * m0[row] + labelled_share[row] * m1[row][None, None]
+        out: np.ndarray = np.log(mixed)
+        return out
+
+    # Summed row by row, as numpy sums an array's first axis: the same bits.
+    total = np.zeros((eps.shape[0], labelled_share.shape[2], mean.shape[0]))
+    for row in range(labelled_share.shape[0]):
+        total += evidence(row)
     with np.errstate(divide="ignore"):
-        total = terms.sum(axis=0) + hyper_prior[:, None, :] + np.log(own_prior)[None, :, None]
+        total = total + hyper_prior[:, None, :] + np.log(own_prior)[None, :, None]
     rows = np.flatnonzero(labelled)
     # Per chunk, the log weight of the hyper-parameters that give it G and, per (μ, s), of
     # those that give it N(μ, s²): the mixture's (ε, ε_m, μ, s) and the change point's (k, μ, s).
@@ -1530,7 +1551,7 @@ def production_priors(
     for each in range(n_chunks):
         to_g[each], to_slab[each] = _mixture_weights(total, share[each])
     for row, chunk in enumerate(rows):
-        to_g[chunk], to_slab[chunk] = _mixture_weights(total - terms[row], share[chunk])
+        to_g[chunk], to_slab[chunk] = _mixture_weights(total - evidence(row), share[chunk])
     if from_chunk_on > 0.0:
         change_g, change_slab = _change_point_weights(
             np.log(m0), np.log(m1), rows, n_chunks, spread_prior, (1.0 - still) * from_chunk_on
@@ -1539,6 +1560,9 @@ def production_priors(
         to_slab = np.logaddexp(to_slab, change_slab)
     top = np.maximum(to_g, to_slab.max(axis=1))[:, None]
     density = np.exp(to_g[:, None] - top) * g[None, :] + np.exp(to_slab - top) @ slab
+    if outlier > 0.0:
+        density /= density.sum(axis=1, keepdims=True)
+        density = (1.0 - outlier) * density + outlier / shift.shape[0]
     with np.errstate(divide="ignore"):
         out: np.ndarray = np.log(density / density.max(axis=1, keepdims=True))
     return out
