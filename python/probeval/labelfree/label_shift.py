@@ -75,7 +75,8 @@ LABEL_SHIFT_NOT_MOVED = 0.5
 #: chunk keeps its own reading. Without it, one chunk of ACS employment with odds x 1.5 dialled
 #: in (2017, read at -9.0 logit alone, a population the rest of production is not) was pulled
 #: to -3.7 and its recall error went from 0.06 to 0.32; with 0.05 or 0.1 it stays at -9.0, and
-#: the simulations' errors are those without it within .0001.
+#: the simulated label shifts' errors are those without it within .0001 (20 streams each; the
+#: simulated covariate shift, where the label shift model is the wrong one, .0476 -> .0537).
 LABEL_SHIFT_OUTLIER = 0.05
 
 
@@ -150,14 +151,14 @@ def pooled_label_shift_priors(grid: np.ndarray, log_likelihood: np.ndarray) -> n
 
         a_c ~ (1 - r) [(1 - ε) δ_0 + ε N(μ, s²)] + r U(grid),
 
-    with (ε, μ, s) learned from all chunks but c (:func:`~probeval.labelfree.drift.
-    production_priors`: prior :data:`LABEL_SHIFT_NOT_MOVED` on ε = 0, the rest and (μ, s) on
-    the grids of production's movement) and r = :data:`LABEL_SHIFT_OUTLIER` for a chunk unlike
-    every other. A stream whose prevalence did not move then reads none in every chunk rather
-    than each chunk's noise; a prevalence that moved alike in every chunk is read from all of
-    them; chunks whose prevalences move each their own way learn a wide s and keep their own
-    readings. The chunks are exchangeable (no order); ``log_likelihood`` with no rows gives
-    none."""
+    with (ε, μ, s) learned from all chunks but c (prior :data:`LABEL_SHIFT_NOT_MOVED` on
+    ε = 0, the rest and (μ, s) on the grids of production's movement:
+    :func:`~probeval.labelfree.drift.production_priors`) and r = :data:`LABEL_SHIFT_OUTLIER`
+    for a chunk unlike every other. A stream whose prevalence did not move then reads none in
+    every chunk rather than each chunk's noise; a prevalence that moved alike in every chunk is
+    read from all of them; chunks whose prevalences move each their own way learn a wide s and
+    keep their own readings. The chunks are exchangeable (no order); ``log_likelihood`` with
+    no rows gives none."""
     grid = np.asarray(grid, dtype=np.float64)
     log_likelihood = np.asarray(log_likelihood, dtype=np.float64)
     spike = np.full(grid.shape[0], -np.inf)
