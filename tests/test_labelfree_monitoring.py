@@ -538,7 +538,7 @@ def test_five_percent_labels_halve_the_error_after_a_concept_shift(scenario: str
     (12 streams) every metric's 95% HDI covers >= 90% (below), and:
 
     - the mean absolute error of accuracy, precision and recall (the metrics the shift moves)
-      at least halves (measured: to 0.24-0.29 of it; mid-stream 0.22-0.25);
+      at least halves (measured: to 0.24-0.30 of it; mid-stream 0.22-0.25);
     - for every metric, the error above the floor no estimate can go below (the unlabelled
       rows' own outcomes: :func:`oracle_errors`, which knows every row's true probability) at
       least halves. F1 and ROC AUC need this reading: a common shift barely moves them, their
