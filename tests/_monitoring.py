@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from probeval.labelfree.drift import UNSEEN_TILT_SHARE
+from probeval.labelfree.estimator import SCORE_SHIFT_ALERT
 
 CHUNK = 5_000
 #: Rows of a simulated stream's reference (five periods).
@@ -744,8 +745,8 @@ def evaluate_stream(
     return out
 
 
-#: The alert thresholds :func:`alert_coverage` reads: the estimator's own (0.001) and laxer ones.
-ALERT_LEVELS = (1e-3, 0.05)
+#: The alert thresholds :func:`alert_coverage` reads: the estimator's own and a laxer one.
+ALERT_LEVELS = (SCORE_SHIFT_ALERT, 0.05)
 
 
 def alert_coverage(chunks: list[dict[str, Any]], diagnostic: str, level: float) -> dict[str, Any]:

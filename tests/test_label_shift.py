@@ -252,23 +252,30 @@ def _pooled_means(centres: np.ndarray, sds: np.ndarray) -> np.ndarray:
     return means
 
 
+def _three_readings() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Twelve chunks' label shift readings (sd 0.15) three ways, from one seed: none moved,
+    all moved by 0.4, and eleven at 0.3 (sd 0.05) with one at -3."""
+    rng = np.random.default_rng(3)
+    still = rng.normal(0.0, 0.15, 12)
+    moved = 0.4 + rng.normal(0.0, 0.15, 12)
+    lone = np.concatenate([0.3 + rng.normal(0.0, 0.05, 11), [-3.0]])
+    return still, moved, lone
+
+
 def test_the_pooled_prior_reads_none_a_common_move_and_outliers_as_they_are() -> None:
     """Twelve chunks whose counts each read their label shift with an sd of 0.15: where none
     moved (readings N(0, 0.15²)) the pooled posteriors gather at 0 (measured: their spread 0.38
     of the readings', median 0.007 away); where all moved by 0.4 they gather there (mean
     0.398, spread 0.13 of the readings'); a chunk read at -3 among chunks read at 0.3 keeps its
     reading and leaves the others at theirs (measured -3.000 and 0.300-0.318)."""
-    rng = np.random.default_rng(3)
+    still, moved, readings = _three_readings()
     sds = np.full(12, 0.15)
-    still = rng.normal(0.0, 0.15, 12)
     pooled = _pooled_means(still, sds)
     assert pooled.std() < 0.5 * still.std(), (pooled, still)
     assert np.median(np.abs(pooled)) < 0.02, pooled
-    moved = 0.4 + rng.normal(0.0, 0.15, 12)
     pooled = _pooled_means(moved, sds)
     assert abs(pooled.mean() - 0.4) < 0.05, pooled
     assert pooled.std() < 0.3 * moved.std(), (pooled, moved)
-    readings = np.concatenate([0.3 + rng.normal(0.0, 0.05, 11), [-3.0]])
     pooled = _pooled_means(readings, sds)
     assert abs(pooled[-1] + 3.0) < 0.01, pooled
     assert np.abs(pooled[:-1] - 0.3).max() < 0.05, pooled
@@ -281,9 +288,7 @@ def test_without_the_outlier_share_a_lone_chunk_moves_the_others(monkeypatch: An
     With a weak reading of its own (sd 1.5) the pool rightly wins either way (-0.2)."""
     from probeval.labelfree import label_shift
 
-    rng = np.random.default_rng(3)
-    rng.normal(0.0, 0.15, 24)
-    readings = np.concatenate([0.3 + rng.normal(0.0, 0.05, 11), [-3.0]])
+    readings = _three_readings()[2]
     monkeypatch.setattr(label_shift, "LABEL_SHIFT_OUTLIER", 0.0)
     pooled = _pooled_means(readings, np.full(12, 0.15))
     assert np.abs(pooled[:-1] - 0.3).max() > 0.07, pooled

@@ -1802,7 +1802,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         state = self._state()
         return _rate_means(state["positives"], state["negatives"], self._rate_centres())
 
-    def _label_shift_likelihood(self, drift: Drift, counts: np.ndarray) -> np.ndarray:
+    def _label_shift_log_posterior(self, drift: Drift, counts: np.ndarray) -> np.ndarray:
         """Per chunk, the log posterior of its label shift a on ``drift.shift``, up to a
         constant: ln P(its bin ``counts`` | a) (:func:`label_shift.label_shift_log_likelihood`)
         plus the prior the other chunks' counts give it
@@ -1906,13 +1906,13 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         def coupled_tilts(grid: np.ndarray, priors: np.ndarray) -> np.ndarray:
             return spread_shift_priors(grid, translated_priors(grid, priors, tilt_mean), tilt_sd)
 
-        label_likelihood = None
+        label_log_posterior = None
         if label:
-            label_likelihood = self._label_shift_likelihood(wide, np.asarray(stats[0]))
+            label_log_posterior = self._label_shift_log_posterior(wide, np.asarray(stats[0]))
         if not labelled.any():
             priors = np.tile(wide.shift_log_prior, (spread.shape[0], 1))
-            if label_likelihood is not None:
-                priors = convolved_priors(label_likelihood, priors)
+            if label_log_posterior is not None:
+                priors = convolved_priors(label_log_posterior, priors)
             priors = coupled_shifts(priors)
             if not tilt_moves:
                 return wide.core_args(priors, bin_sd, chunk_centre_sd=centre_sd), None
@@ -1935,8 +1935,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         # against its prior had production no labels (the unseen drift, which labels replace
         # in the draws, included: it is part of what the reference's model allows).
         still = np.tile(wide.shift_log_prior, (spread.shape[0], 1))
-        if label_likelihood is not None:
-            still = convolved_priors(label_likelihood, still)
+        if label_log_posterior is not None:
+            still = convolved_priors(label_log_posterior, still)
         # A multiclass label shift's move of every bin is the label shift's, not drift.
         read = log_likelihood
         if label_offset is not None:
@@ -1964,9 +1964,9 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         log_likelihood = translated_priors(tilted.shift, log_likelihood, -shift_mean)
         if label_offset is not None:
             log_likelihood = translated_priors(tilted.shift, log_likelihood, -label_offset)
-        if label_likelihood is not None:
+        if label_log_posterior is not None:
             # The walk then follows the drift beyond each chunk's label shift.
-            log_likelihood = drift_evidence(label_likelihood, log_likelihood)
+            log_likelihood = drift_evidence(label_log_posterior, log_likelihood)
         evidence = (tilted.shift, tilted.shift_log_prior, log_likelihood, labelled)
         scale = movement_prior_scale(share)
         if learn:
@@ -1979,8 +1979,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
             # F1 .0138 -> .0151, while a stable K = 3 stream's 10 labels went from 3.2 to 2.1
             # times as wide as none.
             priors = production_priors(*evidence, CONFIDENCE_NOT_MOVED)
-        if label_likelihood is not None:
-            priors = convolved_priors(label_likelihood, priors)
+        if label_log_posterior is not None:
+            priors = convolved_priors(label_log_posterior, priors)
         priors = coupled_shifts(priors)
         if not learn:
             return tilted.core_args(priors, bin_sd, chunk_centre_sd=centre_sd), conflict
