@@ -21,9 +21,13 @@ from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
 import probeval as pe
+from probeval.labelfree.drift import _MOVED_SHARE
 from probeval.labelfree.label_shift import (
+    _CLASS_MOVED_SD,
     _PRIOR_ROWS,
     CLASS_SHIFT_PRIOR_SD,
+    LABEL_SHIFT_NOT_MOVED,
+    LABEL_SHIFT_OUTLIER,
     adjusted_class_counts,
     adjusted_counts,
     class_shift_log_likelihood,
@@ -32,6 +36,7 @@ from probeval.labelfree.label_shift import (
     label_shift_log_likelihood,
     located_class_shift,
     located_shift,
+    pooled_class_shifts,
     pooled_label_shift_priors,
     shifted_class_shares,
 )
@@ -592,6 +597,142 @@ def test_the_class_shift_is_finite_for_any_counts(
     assert np.all(np.isfinite(class_shift_log_likelihood(mean, c[0], ref, p, dispersion)))
 
 
+def _brute_force_pooled(reading: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pooled_class_shifts`' model with one dimension (two classes), by quadrature on a
+    grid: each chunk's likelihood of its shift x is its normal posterior (``reading``, ``var``)
+    over the prior N(0, CLASS_SHIFT_PRIOR_SD²); for each (ε, s) the moved chunks' centre μ
+    maximises all chunks' evidence with μ's prior (a grid search, then scipy's bounded
+    minimiser); the points are weighed by the other chunks' evidence; each chunk's posterior
+    mean and variance are integrated on the grid (the spike at 0 as a point mass)."""
+    sd0, r = CLASS_SHIFT_PRIOR_SD, LABEL_SHIFT_OUTLIER
+    x = np.linspace(-8.0, 8.0, 8_001)
+    log_l = (reading / var)[:, None] * x - 0.5 * (1.0 / var - 1.0 / sd0**2)[:, None] * x**2
+    lik = np.exp(log_l)  # the likelihoods are 1 at x = 0, so no row overflows here
+
+    def integral(density: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.trapezoid(lik * density, x, axis=-1)
+        return out
+
+    far = integral(stats.norm.pdf(x, 0.0, sd0))
+    points: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
+    still = (1 - r) + r * far
+    points.append((math.log(LABEL_SHIFT_NOT_MOVED), np.log(still), np.zeros(0), np.zeros(0)))
+    eps_grid = _MOVED_SHARE[1:]
+    for s in _CLASS_MOVED_SD:
+        for eps in eps_grid:
+
+            def evidence(mu: float, s: float = s, eps: float = eps) -> np.ndarray:
+                near = integral(stats.norm.pdf(x, mu, s))
+                out: np.ndarray = np.log((1 - r) * (1 - eps) + (1 - r) * eps * near + r * far)
+                return out
+
+            def loss(mu: float, evidence: Any = evidence) -> float:
+                return -float(evidence(mu).sum()) + 0.5 * mu**2 / sd0**2
+
+            coarse = np.linspace(-3.0, 3.0, 31)
+            start = coarse[np.argmin([loss(m) for m in coarse])]
+            mu = optimize.minimize_scalar(
+                loss,
+                bounds=(start - 0.2, start + 0.2),
+                method="bounded",
+                options={"xatol": 1e-7},
+            ).x
+            log_prior = (
+                math.log((1 - LABEL_SHIFT_NOT_MOVED) / len(eps_grid) / len(_CLASS_MOVED_SD))
+                - 0.5 * mu**2 / sd0**2
+            )
+            points.append((log_prior, evidence(mu), np.array([mu, s]), np.array([eps])))
+    log_w = np.array([lp + ev.sum() - ev for lp, ev, _, _ in points])
+    w = np.exp(log_w - log_w.max(axis=0))
+    w /= w.sum(axis=0)
+    first, second = np.zeros(len(reading)), np.zeros(len(reading))
+    for weight, (_, _, slab, share) in zip(w, points, strict=True):
+        eps = share[0] if share.size else 0.0
+        density = r * stats.norm.pdf(x, 0.0, sd0)
+        if slab.size:
+            density = density + (1 - r) * eps * stats.norm.pdf(x, slab[0], slab[1])
+        mass = (1 - r) * (1 - eps) + integral(density)
+        first += weight * integral(density * x) / mass
+        second += weight * integral(density * x**2) / mass
+    return first, second - first**2
+
+
+def test_the_pooled_class_shifts_are_the_brute_force_posterior_with_two_classes() -> None:
+    """With two classes the pooled shift is one number; quadrature of the same model
+    (:func:`_brute_force_pooled`) gives each chunk's posterior mean and variance to 1e-3 of
+    their sd: chunks still, chunks moved by 0.6 and one far, read with sds 0.1-0.4."""
+    rng = np.random.default_rng(11)
+    reading = np.concatenate([rng.normal(0, 0.1, 4), 0.6 + rng.normal(0, 0.1, 4), [-2.5]])
+    var = rng.uniform(0.1, 0.4, reading.size) ** 2
+    basis = np.array([1.0, -1.0]) / math.sqrt(2.0)
+    mean = reading[:, None] * basis
+    cov = var[:, None, None] * np.outer(basis, basis)
+    pooled_mean, pooled_cov = pooled_class_shifts(mean, cov)
+    first, variance = _brute_force_pooled(reading, var)
+    got_mean = pooled_mean @ basis
+    got_var = np.einsum("i,cij,j->c", basis, pooled_cov, basis)
+    sd = np.sqrt(variance)
+    print(np.c_[reading, first, got_mean, sd, np.sqrt(got_var)].round(4))
+    np.testing.assert_allclose(got_mean, first, atol=1e-3 * sd.min())
+    np.testing.assert_allclose(np.sqrt(got_var), sd, rtol=1e-3)
+
+
+def _class_readings(centres: np.ndarray, sd: float) -> tuple[np.ndarray, np.ndarray]:
+    """Chunks' class shift readings as :func:`located_class_shift` gives them: centred
+    ``centres`` (chunks, K), each with covariance sd² times the centring."""
+    k = centres.shape[1]
+    centring = np.eye(k) - 1.0 / k
+    cov = np.repeat((sd**2 * centring)[None], centres.shape[0], axis=0)
+    return centres @ centring, cov
+
+
+def test_the_pooled_class_shifts_read_none_a_common_move_and_outliers_as_they_are() -> None:
+    """Twelve chunks of three classes, each reading its class shifts with an sd of 0.15: where
+    none moved the pooled means gather at 0 (measured: their spread 0.17 of the readings');
+    where the rare class moved by 0.8 in all they gather there (mean within 0.001 of the
+    readings', spread 0.16-0.34 of theirs per class); a chunk read at -3 among chunks read at
+    0.5 keeps its reading (to 1e-3) and leaves the others at theirs (0.006)."""
+    rng = np.random.default_rng(3)
+    still, cov = _class_readings(rng.normal(0.0, 0.15, (12, 3)), 0.15)
+    pooled, pooled_cov = pooled_class_shifts(still, cov)
+    assert pooled.std() < 0.3 * still.std(), (pooled, still)
+    np.testing.assert_allclose(pooled.sum(axis=1), 0.0, atol=1e-12)
+    np.testing.assert_allclose(pooled_cov @ np.ones(3), 0.0, atol=1e-12)
+    moved, _ = _class_readings(np.array([0.0, 0.0, 0.8]) + rng.normal(0.0, 0.15, (12, 3)), 0.15)
+    pooled, _ = pooled_class_shifts(moved, cov)
+    np.testing.assert_allclose(pooled.mean(axis=0), moved.mean(axis=0), atol=0.005)
+    assert pooled.std(axis=0).max() < 0.4 * moved.std(axis=0).min(), (pooled, moved)
+    lone, _ = _class_readings(
+        np.vstack([np.array([0.0, 0.0, 0.5]) + rng.normal(0.0, 0.05, (11, 3)), [[0, 0, -3]]]),
+        0.15,
+    )
+    pooled, _ = pooled_class_shifts(lone, cov)
+    np.testing.assert_allclose(pooled[-1], lone[-1], atol=1e-3)
+    assert np.abs(pooled[:-1] - lone[:-1].mean(axis=0)).max() < 0.02, pooled
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    counts=st.lists(st.integers(0, 5_000), min_size=18, max_size=18),
+    reference=st.lists(st.integers(0, 10_000), min_size=6, max_size=6),
+    shares=st.lists(st.floats(0.0, 1.0), min_size=18, max_size=18),
+)
+def test_the_pooled_class_shifts_are_finite_for_any_counts(
+    counts: list[int], reference: list[int], shares: list[float]
+) -> None:
+    """Three chunks of any counts (empty ones too) read with each other: finite centred
+    means and positive semi-definite covariances that move nothing along g + c."""
+    c = np.array(counts, dtype=float).reshape(3, 6)
+    p = np.array(shares).reshape(6, 3) + 1e-9
+    p /= p.sum(axis=1, keepdims=True)
+    mean, cov = pooled_class_shifts(*located_class_shift(c, np.array(reference, float), p))
+    assert np.all(np.isfinite(mean))
+    assert np.all(np.isfinite(cov))
+    np.testing.assert_allclose(mean.sum(axis=1), 0.0, atol=1e-9)
+    np.testing.assert_allclose(cov @ np.ones(3), 0.0, atol=1e-9)
+    assert np.linalg.eigvalsh(cov).min() > -1e-9
+
+
 def _saerens_em_classes(
     scores: np.ndarray, prevalence: np.ndarray, steps: int = 2_000
 ) -> np.ndarray:
@@ -677,7 +818,10 @@ def test_coverage_under_simulated_multiclass_label_shifts(scenario: str, fractio
     labels, where a class's prevalence moved, the rare class's precision errs at most 0.6 times
     as much as the default's and accuracy no more (measured over these streams: 0.08, 0.53, 0.35
     and, under drift, 0.12 times; accuracy 0.15, 0.73, 0.23 and 0.23: the first class doubling
-    barely moves the default's accuracy, which covers 0.79 of chunks there)."""
+    barely moves the default's accuracy, which covers 0.79 of chunks there). On the stable
+    stream, where each chunk's own reading cost accuracy, the rare class's recall and its
+    precision 1.14, 1.21 and 1.27 times the default's errors (20 streams) until the chunks
+    were read together (:func:`pooled_class_shifts`), they stay within 1.1 times."""
     odds, drift = MULTICLASS_LABEL_SHIFTS[scenario]
     # Twice the streams under drift: each chunk draws its own move, and 72 chunks' coverage
     # has an sd of 0.028 (seeds 0-5 covered precision[2] 0.875, 480 chunks 0.942).
@@ -693,9 +837,16 @@ def test_coverage_under_simulated_multiclass_label_shifts(scenario: str, fractio
         coverage, error = label[metric]["coverage"], label[metric]["mae"]
         print(f"{metric:14s} coverage {coverage:.2f} MAE {error:.4f}")
         assert coverage >= 0.88, (metric, label[metric])
-    if fraction == 0.0 and scenario != "stable":
+    if fraction == 0.0:
         default = pooled({})
-        for metric, ratio in (("accuracy", 1.0), ("precision[2]", 0.6)):
+        # A stable stream: no class's prevalence moved, and the pooled label shift reads none.
+        ratios = (
+            {"accuracy": 1.1, "recall[2]": 1.1, "precision[2]": 1.1}
+            if scenario == "stable"
+            else {"accuracy": 1.0, "precision[2]": 0.6}
+        )
+        for metric, ratio in ratios.items():
+            print(f"{metric:14s} MAE ratio {label[metric]['mae'] / default[metric]['mae']:.3f}")
             assert label[metric]["mae"] <= ratio * default[metric]["mae"], (metric, label, default)
 
 

@@ -125,6 +125,7 @@ from probeval.labelfree.label_shift import (
     label_shift_log_likelihood,
     located_class_shift,
     located_shift,
+    pooled_class_shifts,
     pooled_label_shift_priors,
     shifted_class_shares,
 )
@@ -1659,7 +1660,8 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         self, chunks: list[Chunk], stats: tuple[np.ndarray, ...]
     ) -> _ClassLabelShift | None:
         """With ``shift="label"``, a multiclass fit's label shift in each chunk
-        (:func:`label_shift.located_class_shift`): each confidence bin holds the reference's
+        (:func:`label_shift.located_class_shift`, read with the other chunks':
+        :func:`label_shift.pooled_class_shifts`): each confidence bin holds the reference's
         classes in the proportions of its correct rate (as the core reads it) and its
         mistakes' shares; None otherwise."""
         if self.shift != "label":
@@ -1669,7 +1671,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         counts = np.asarray(stats[0], dtype=np.float64)
         dispersion = self._drift_for(chunks, False, 0.0).count_dispersion
         reference = self._state()["positives"] + self._state()["negatives"]
-        mean, cov = located_class_shift(counts, reference, shares, dispersion)
+        mean, cov = pooled_class_shifts(*located_class_shift(counts, reference, shares, dispersion))
         labelled = np.asarray(stats[3]) + np.asarray(stats[4])
         return _ClassLabelShift(mean, cov, shares, bins.predicted, counts, labelled)
 
