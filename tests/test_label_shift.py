@@ -21,7 +21,7 @@ from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
 import probeval as pe
-from probeval.labelfree.drift import _MOVED_SHARE
+from probeval.labelfree.drift import _MOVED_MEAN_PRIOR_SD, _MOVED_SHARE
 from probeval.labelfree.label_shift import (
     _CLASS_MOVED_SD,
     _PRIOR_ROWS,
@@ -598,83 +598,84 @@ def test_the_class_shift_is_finite_for_any_counts(
 
 
 def _brute_force_pooled(reading: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`pooled_class_shifts`' model with one dimension (two classes), by quadrature on a
-    grid: each chunk's likelihood of its shift x is its normal posterior (``reading``, ``var``)
-    over the prior N(0, CLASS_SHIFT_PRIOR_SD²); for each (ε, s) the moved chunks' centre μ
-    maximises all chunks' evidence with μ's prior (a grid search, then scipy's bounded
-    minimiser); the points are weighed by the other chunks' evidence; each chunk's posterior
-    mean and variance are integrated on the grid (the spike at 0 as a point mass)."""
-    sd0, r = CLASS_SHIFT_PRIOR_SD, LABEL_SHIFT_OUTLIER
-    x = np.linspace(-8.0, 8.0, 8_001)
+    """:func:`pooled_class_shifts`' model with one dimension (two classes), exactly, by
+    quadrature: each chunk's likelihood of its shift x is its normal posterior (``reading``,
+    ``var``) over the prior N(0, CLASS_SHIFT_PRIOR_SD²); chunk c's posterior density is the
+    sum over (ε, s) and a grid of μ of the prior of (ε, s, μ), the other chunks' evidence of
+    them, and c's own prior of x and likelihood (the spike at 0 a point mass), normalised over
+    all of them at once. Returns each chunk's posterior mean and variance."""
+    sd0, tau, r = CLASS_SHIFT_PRIOR_SD, _MOVED_MEAN_PRIOR_SD, LABEL_SHIFT_OUTLIER
+    x = np.linspace(-8.0, 8.0, 4_001)
+    dx = x[1] - x[0]
     log_l = (reading / var)[:, None] * x - 0.5 * (1.0 / var - 1.0 / sd0**2)[:, None] * x**2
     lik = np.exp(log_l)  # the likelihoods are 1 at x = 0, so no row overflows here
-
-    def integral(density: np.ndarray) -> np.ndarray:
-        out: np.ndarray = np.trapezoid(lik * density, x, axis=-1)
-        return out
-
-    far = integral(stats.norm.pdf(x, 0.0, sd0))
-    points: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
-    still = (1 - r) + r * far
-    points.append((math.log(LABEL_SHIFT_NOT_MOVED), np.log(still), np.zeros(0), np.zeros(0)))
+    moments = np.stack([lik, lik * x, lik * x**2])  # (3, chunks, x)
+    far = stats.norm.pdf(x, 0.0, sd0)
+    far_moments = r * (moments @ far) * dx  # (3, chunks)
+    mu = np.linspace(-3.0, 3.0, 1_201)
+    mu_prior = stats.norm.pdf(mu, 0.0, tau)
+    mu_prior /= mu_prior.sum()
+    # Per point: the log of its prior and the other chunks' evidence (chunks, μ), the chunk's
+    # spike mass and its three moments under the rest of its prior (3, chunks, μ).
+    parts = []
+    none = np.log((1 - r) + far_moments[0])
+    parts.append(
+        (
+            math.log(LABEL_SHIFT_NOT_MOVED) + none.sum() - none[:, None],
+            1 - r,
+            far_moments[:, :, None],
+        )
+    )
     eps_grid = _MOVED_SHARE[1:]
     for s in _CLASS_MOVED_SD:
+        near = (moments @ stats.norm.pdf(x[:, None], mu[None, :], s)) * dx  # (3, chunks, μ)
         for eps in eps_grid:
-
-            def evidence(mu: float, s: float = s, eps: float = eps) -> np.ndarray:
-                near = integral(stats.norm.pdf(x, mu, s))
-                out: np.ndarray = np.log((1 - r) * (1 - eps) + (1 - r) * eps * near + r * far)
-                return out
-
-            def loss(mu: float, evidence: Any = evidence) -> float:
-                return -float(evidence(mu).sum()) + 0.5 * mu**2 / sd0**2
-
-            coarse = np.linspace(-3.0, 3.0, 31)
-            start = coarse[np.argmin([loss(m) for m in coarse])]
-            mu = optimize.minimize_scalar(
-                loss,
-                bounds=(start - 0.2, start + 0.2),
-                method="bounded",
-                options={"xatol": 1e-7},
-            ).x
-            log_prior = (
-                math.log((1 - LABEL_SHIFT_NOT_MOVED) / len(eps_grid) / len(_CLASS_MOVED_SD))
-                - 0.5 * mu**2 / sd0**2
-            )
-            points.append((log_prior, evidence(mu), np.array([mu, s]), np.array([eps])))
-    log_w = np.array([lp + ev.sum() - ev for lp, ev, _, _ in points])
-    w = np.exp(log_w - log_w.max(axis=0))
-    w /= w.sum(axis=0)
-    first, second = np.zeros(len(reading)), np.zeros(len(reading))
-    for weight, (_, _, slab, share) in zip(w, points, strict=True):
-        eps = share[0] if share.size else 0.0
-        density = r * stats.norm.pdf(x, 0.0, sd0)
-        if slab.size:
-            density = density + (1 - r) * eps * stats.norm.pdf(x, slab[0], slab[1])
-        mass = (1 - r) * (1 - eps) + integral(density)
-        first += weight * integral(density * x) / mass
-        second += weight * integral(density * x**2) / mass
-    return first, second - first**2
+            own = (1 - r) * eps * near + far_moments[:, :, None]
+            evidence = np.log((1 - r) * (1 - eps) + own[0])
+            log_prior = math.log((1 - LABEL_SHIFT_NOT_MOVED) / len(eps_grid) / len(_CLASS_MOVED_SD))
+            others = log_prior + np.log(mu_prior) + evidence.sum(axis=0) - evidence
+            parts.append((others, (1 - r) * (1 - eps), own))
+    top = max(float(np.max(others)) for others, _, _ in parts)
+    total = np.zeros((3, len(reading)))
+    for others, spike, own in parts:
+        weight = np.exp(others - top)
+        total[0] += (weight * (spike + own[0])).sum(axis=1)
+        total[1:] += (weight * own[1:]).sum(axis=2)
+    mean = total[1] / total[0]
+    return mean, total[2] / total[0] - mean**2
 
 
-def test_the_pooled_class_shifts_are_the_brute_force_posterior_with_two_classes() -> None:
-    """With two classes the pooled shift is one number; quadrature of the same model
-    (:func:`_brute_force_pooled`) gives each chunk's posterior mean and variance to 1e-3 of
-    their sd: chunks still, chunks moved by 0.6 and one far, read with sds 0.1-0.4."""
+def test_the_pooled_class_shifts_are_the_exact_posterior_with_two_classes() -> None:
+    """With two classes the pooled shift is one number, and quadrature gives the model's exact
+    posterior (:func:`_brute_force_pooled`). A lone chunk's is exact (μ's prior is all it knows
+    of μ; measured to 1e-9 of its sd). Nine chunks (still, moved by 0.6, one far; read with
+    sds 0.1-0.4): μ is integrated about its mode (Laplace), and each chunk's mean is within
+    0.05 of the smallest sd of the exact one and its sd within 5% (measured 0.036 and 0.968 to
+    1.008; twelve still chunks read with sds of 0.15: 0.086 of their own sds, 0.91-1.02).
+    """
+    basis = np.array([1.0, -1.0]) / math.sqrt(2.0)
+
+    def pooled(reading: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        mean, cov = pooled_class_shifts(
+            reading[:, None] * basis, var[:, None, None] * np.outer(basis, basis)
+        )
+        return mean @ basis, np.sqrt(np.einsum("i,cij,j->c", basis, cov, basis))
+
+    for z in (2.0, 3.0, 4.0):
+        reading, var = np.array([0.15 * z]), np.array([0.15**2])
+        got_mean, got_sd = pooled(reading, var)
+        mean, variance = _brute_force_pooled(reading, var)
+        np.testing.assert_allclose(got_mean, mean, atol=1e-6 * math.sqrt(variance[0]))
+        np.testing.assert_allclose(got_sd, np.sqrt(variance), rtol=1e-6)
     rng = np.random.default_rng(11)
     reading = np.concatenate([rng.normal(0, 0.1, 4), 0.6 + rng.normal(0, 0.1, 4), [-2.5]])
     var = rng.uniform(0.1, 0.4, reading.size) ** 2
-    basis = np.array([1.0, -1.0]) / math.sqrt(2.0)
-    mean = reading[:, None] * basis
-    cov = var[:, None, None] * np.outer(basis, basis)
-    pooled_mean, pooled_cov = pooled_class_shifts(mean, cov)
-    first, variance = _brute_force_pooled(reading, var)
-    got_mean = pooled_mean @ basis
-    got_var = np.einsum("i,cij,j->c", basis, pooled_cov, basis)
+    got_mean, got_sd = pooled(reading, var)
+    mean, variance = _brute_force_pooled(reading, var)
     sd = np.sqrt(variance)
-    print(np.c_[reading, first, got_mean, sd, np.sqrt(got_var)].round(4))
-    np.testing.assert_allclose(got_mean, first, atol=1e-3 * sd.min())
-    np.testing.assert_allclose(np.sqrt(got_var), sd, rtol=1e-3)
+    print(np.c_[reading, mean, got_mean, sd, got_sd].round(4))
+    assert np.abs(got_mean - mean).max() < 0.05 * sd.min(), (got_mean, mean)
+    np.testing.assert_allclose(got_sd, sd, rtol=0.05)
 
 
 def _class_readings(centres: np.ndarray, sd: float) -> tuple[np.ndarray, np.ndarray]:
@@ -688,20 +689,21 @@ def _class_readings(centres: np.ndarray, sd: float) -> tuple[np.ndarray, np.ndar
 
 def test_the_pooled_class_shifts_read_none_a_common_move_and_outliers_as_they_are() -> None:
     """Twelve chunks of three classes, each reading its class shifts with an sd of 0.15: where
-    none moved the pooled means gather at 0 (measured: their spread 0.17 of the readings');
-    where the rare class moved by 0.8 in all they gather there (mean within 0.001 of the
-    readings', spread 0.16-0.34 of theirs per class); a chunk read at -3 among chunks read at
-    0.5 keeps its reading (to 1e-3) and leaves the others at theirs (0.006)."""
+    none moved the pooled means gather at 0 (measured: their spread 0.09 of the readings');
+    where the rare class moved by 0.8 in all they gather there (their mean 0.986 of the
+    readings', as a normal mean with twelve chunks' information shrinks under μ's prior
+    N(0, 0.5²); spread 0.20-0.40 of theirs per class); a chunk read at -3 among chunks read
+    at 0.5 keeps its reading (to 1e-3) and leaves the others at theirs (0.007)."""
     rng = np.random.default_rng(3)
     still, cov = _class_readings(rng.normal(0.0, 0.15, (12, 3)), 0.15)
     pooled, pooled_cov = pooled_class_shifts(still, cov)
-    assert pooled.std() < 0.3 * still.std(), (pooled, still)
+    assert pooled.std() < 0.2 * still.std(), (pooled, still)
     np.testing.assert_allclose(pooled.sum(axis=1), 0.0, atol=1e-12)
     np.testing.assert_allclose(pooled_cov @ np.ones(3), 0.0, atol=1e-12)
     moved, _ = _class_readings(np.array([0.0, 0.0, 0.8]) + rng.normal(0.0, 0.15, (12, 3)), 0.15)
     pooled, _ = pooled_class_shifts(moved, cov)
-    np.testing.assert_allclose(pooled.mean(axis=0), moved.mean(axis=0), atol=0.005)
-    assert pooled.std(axis=0).max() < 0.4 * moved.std(axis=0).min(), (pooled, moved)
+    np.testing.assert_allclose(pooled.mean(axis=0), moved.mean(axis=0), rtol=0.03)
+    assert pooled.std(axis=0).max() < 0.5 * moved.std(axis=0).min(), (pooled, moved)
     lone, _ = _class_readings(
         np.vstack([np.array([0.0, 0.0, 0.5]) + rng.normal(0.0, 0.05, (11, 3)), [[0, 0, -3]]]),
         0.15,

@@ -40,7 +40,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from probeval.labelfree.drift import production_priors
+from probeval.labelfree.drift import (
+    _MOVED_MEAN_PRIOR_SD,
+    _MOVED_SD,
+    _MOVED_SHARE,
+    production_priors,
+)
 
 __all__ = [
     "CLASS_SHIFT_PRIOR_SD",
@@ -74,7 +79,7 @@ _BLOCK = 256
 #: 0.3 and 0.7 gave the same errors within .0002 on five simulations. A multiclass model's class
 #: shifts share it (:func:`pooled_class_shifts`): read chunk by chunk they cost a stable stream
 #: accuracy .0057 against the default's .0050 and the rare class's precision .0310 against
-#: .0245 (20 streams, K = 3); read together .0051 and .0244.
+#: .0245 (20 streams, K = 3); read together .0050 and .0242.
 LABEL_SHIFT_NOT_MOVED = 0.5
 #: Probability that a chunk's label shift is unlike every other's (uniform on the grid): such a
 #: chunk keeps its own reading. Without it, one chunk of ACS employment with odds x 1.5 dialled
@@ -414,10 +419,12 @@ def adjusted_class_counts(
     return out
 
 
-#: The spreads s of the chunks that moved, on which :func:`pooled_class_shifts` weighs them
-#: (a uniform prior on log s): from a shift no chunk's bins could show to the class shifts'
-#: own prior sd.
-_CLASS_MOVED_SD = np.geomspace(0.02, CLASS_SHIFT_PRIOR_SD, 15)
+#: The spreads s of the chunks that moved and the prior sd of their centre μ in
+#: :func:`pooled_class_shifts`: the binary pooling's (:data:`~probeval.labelfree.drift._MOVED_SD`,
+#: uniform on log s, and :data:`~probeval.labelfree.drift._MOVED_MEAN_PRIOR_SD`), on each
+#: centred class shift.
+_CLASS_MOVED_SD = _MOVED_SD
+_CLASS_MOVED_MEAN_SD = _MOVED_MEAN_PRIOR_SD
 #: EM steps for the centre μ of the moved chunks' shifts (:func:`pooled_class_shifts`).
 _CLASS_MOVED_MEAN_STEPS = 20
 
@@ -438,6 +445,32 @@ def _slab_and_total(
     return slab, np.logaddexp(np.logaddexp(still, slab), outlier)
 
 
+def _share(log_part: np.ndarray, log_total: np.ndarray) -> np.ndarray:
+    """exp(``log_part`` - ``log_total``), 0 below 1e-250: subnormal shares would make each
+    matrix product with them run hundreds of times slower and move nothing."""
+    log_share = log_part - log_total
+    out: np.ndarray = np.where(log_share > -575.0, np.exp(np.maximum(log_share, -575.0)), 0.0)
+    return out
+
+
+def _normal_update(
+    h: np.ndarray, lik: np.ndarray, centre: np.ndarray, prior_cov: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The likelihood exp(h'x - x'Lx/2) (``h`` (…, d), ``lik`` L (…, d, d)) under the prior
+    N(``centre``, ``prior_cov``): ln of its integral, and the posterior's mean and covariance."""
+    prior_precision = np.linalg.inv(prior_cov)
+    post_cov = np.linalg.inv(lik + prior_precision)
+    pulled = h + np.einsum("...ij,...j->...i", prior_precision, centre)
+    post_mean = np.einsum("...ij,...j->...i", post_cov, pulled)
+    log_evidence = (
+        -0.5 * np.linalg.slogdet(prior_cov)[1]
+        + 0.5 * np.linalg.slogdet(post_cov)[1]
+        + 0.5 * (pulled * post_mean).sum(axis=-1)
+        - 0.5 * (centre * np.einsum("...ij,...j->...i", prior_precision, centre)).sum(axis=-1)
+    )
+    return log_evidence, post_mean, post_cov
+
+
 def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each chunk's multiclass label shift read with the other chunks' (the multiclass form of
     :func:`pooled_label_shift_priors`), from each chunk's own normal posterior (``mean``
@@ -451,14 +484,14 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
 
     r = :data:`LABEL_SHIFT_OUTLIER` for a chunk unlike every other (whose posterior is then its
     own), ε on :data:`~probeval.labelfree.drift._MOVED_SHARE` with :data:`LABEL_SHIFT_NOT_MOVED`
-    on ε = 0, s on :data:`_CLASS_MOVED_SD`; for each (ε, s) the centre μ is the others'
-    (EM to its mode under a normal prior of sd :data:`CLASS_SHIFT_PRIOR_SD`), and (ε, s) is
-    weighed by the other chunks' evidence of it (each chunk's own term taken out of the sum;
-    μ keeps its own chunk's 1 / chunks share, unlike the binary grid's). Returns each
-    chunk's posterior mean and covariance (chunks, K, K; the mixture's moments), centred as
-    ``mean`` and ``cov`` are. A chunk's information nil (no rows): its prior's moments."""
-    from probeval.labelfree.drift import _MOVED_SHARE
-
+    on ε = 0, s on :data:`_CLASS_MOVED_SD` and μ ~ N(0, :data:`_CLASS_MOVED_MEAN_SD`² I). For
+    each (ε, s), μ's mode given all chunks (EM: each chunk's evidence is quadratic in μ) and
+    Laplace's method there weigh the point; chunk c's prior of μ is then what the other chunks
+    say of it, N(μ_-c, H_-c^-1) (all chunks' less its own term at the mode), so that its slab
+    is N(μ_-c, s² I + H_-c^-1), and the point's weight in its posterior is its prior, the
+    other chunks' evidence and its own under that slab. Returns each chunk's posterior mean
+    and covariance (chunks, K, K; the mixture's moments), centred as ``mean`` and ``cov`` are.
+    A chunk with no information (no rows) gets its prior's moments."""
     mean = np.asarray(mean, dtype=np.float64)
     cov = np.asarray(cov, dtype=np.float64)
     n, k = mean.shape
@@ -468,98 +501,91 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
     # centring with eigenvalue 1.
     basis = np.linalg.eigh(np.eye(k) - 1.0 / k)[1][:, 1:]
     d = k - 1
-    sd0 = CLASS_SHIFT_PRIOR_SD
-    own_cov = np.einsum("ki,ckl,lj->cij", basis, cov, basis)
-    precision = np.linalg.inv(own_cov)
+    eye = np.eye(d)
+    sd0, tau = CLASS_SHIFT_PRIOR_SD, _CLASS_MOVED_MEAN_SD
+    precision = np.linalg.inv(np.einsum("ki,ckl,lj->cij", basis, cov, basis))
     # The likelihood exp(h'x - x'Lx/2): the posterior's precision less the prior's, held
-    # positive semi-definite, in each chunk's own eigenbasis U (L = U diag(lam) U').
-    lam, u = np.linalg.eigh(precision - np.eye(d) / sd0**2)
+    # positive semi-definite (L = U diag(lam) U').
+    lam, u = np.linalg.eigh(precision - eye / sd0**2)
     lam = np.maximum(lam, 0.0)
+    lik = np.einsum("cid,cd,cjd->cij", u, lam, u)
     h = np.einsum("cij,cj->ci", precision, mean @ basis)
     h_u = np.einsum("cji,cj->ci", u, h)
 
-    def evidence(centre_u: np.ndarray, s: float) -> np.ndarray:
-        """ln ∫ exp(h'x - x'Lx/2) N(x; μ, s² I) dx per chunk (… , chunks), μ in U's
-        coordinates (…, chunks, d)."""
-        out: np.ndarray = (
-            -0.5 * np.log1p(s**2 * lam).sum(axis=-1)
-            + 0.5 * ((h_u + centre_u / s**2) ** 2 / (lam + 1.0 / s**2)).sum(axis=-1)
-            - 0.5 * (centre_u**2).sum(axis=-1) / s**2
-        )
-        return out
-
     eps = _MOVED_SHARE[1:, None]
     n_eps = eps.shape[0]
-    eps_prior = np.log((1.0 - LABEL_SHIFT_NOT_MOVED) / n_eps)
-    outlier = np.log(LABEL_SHIFT_OUTLIER) + evidence(np.zeros((n, d)), sd0)
+    eps_prior = np.log((1.0 - LABEL_SHIFT_NOT_MOVED) / n_eps / len(_CLASS_MOVED_SD))
+    far, far_mean, far_cov = _normal_update(h, lik, np.zeros((n, d)), sd0**2 * eye)
+    outlier = np.log(LABEL_SHIFT_OUTLIER) + far
     with np.errstate(divide="ignore"):  # ε = 1: no chunk still
         still = np.log((1.0 - LABEL_SHIFT_OUTLIER) * (1.0 - eps))
     moved = np.log((1.0 - LABEL_SHIFT_OUTLIER) * eps)
-    # Per hyper-parameter point (ε = 0, then each s and ε > 0): the chunks' log evidence of
-    # it, their component weights (still, moved, outlier) and their posteriors' first and
-    # second moments in each chunk's U coordinates.
-    log_evidence: list[tuple[float | np.ndarray, np.ndarray]] = []
-    components: list[tuple[float, tuple[np.ndarray, np.ndarray] | None]] = []
+    # Per point (ε = 0, then each s and ε > 0) and chunk: ln of the point's weight in the
+    # chunk's posterior, and the chunk's moments there (the still component's are 0).
     nothing = np.logaddexp(np.log(1.0 - LABEL_SHIFT_OUTLIER), outlier)
-    log_evidence.append((np.log(LABEL_SHIFT_NOT_MOVED), nothing[None]))
-    components.append((0.0, None))
+    log_weights = [np.log(LABEL_SHIFT_NOT_MOVED) + np.full((1, n), nothing.sum())]
+    firsts = [_share(outlier, nothing)[None, :, None] * far_mean[None]]
+    far_second = far_cov + far_mean[:, :, None] * far_mean[:, None, :]
+    seconds = [_share(outlier, nothing)[None, :, None, None] * far_second[None]]
     for s in _CLASS_MOVED_SD:
         # Each chunk's evidence of the moved chunks' centre μ is c + μ'Wx - μ'Wμ/2 with
         # W = L (I + s² L)^-1 (and Wx its h shrunk), so that μ solves Σ resp W (x - μ) = μ / τ².
         shrunk = 1.0 / (1.0 + s**2 * lam)
         w_full = np.einsum("cid,cd,cjd->cij", u, lam * shrunk, u).reshape(n, d * d)
         w_x = np.einsum("cid,cd->ci", u, h_u * shrunk)
-        at_zero = evidence(np.zeros((n, d)), s)
-
+        base = (
+            moved
+            - 0.5 * np.log1p(s**2 * lam).sum(axis=1)
+            + 0.5 * s**2 * (h_u**2 * shrunk).sum(axis=1)
+        )
         centre = np.zeros((n_eps, d))
         for _ in range(_CLASS_MOVED_MEAN_STEPS):
-            slab, total = _slab_and_total(centre, moved + at_zero, w_x, w_full, still, outlier)
-            resp = np.exp(slab - total)
-            a = (resp @ w_full).reshape(n_eps, d, d) + np.eye(d) / sd0**2
+            slab, total = _slab_and_total(centre, base, w_x, w_full, still, outlier)
+            resp = _share(slab, total)
+            a = (resp @ w_full).reshape(n_eps, d, d) + eye / tau**2
             new = np.linalg.solve(a, (resp @ w_x)[..., None])[..., 0]
             done = np.max(np.abs(new - centre)) < 1e-9
             centre = new
             if done:
                 break
-        slab, total = _slab_and_total(centre, moved + at_zero, w_x, w_full, still, outlier)
-        centre_u = np.einsum("cji,ej->eci", u, centre)
-        log_prior = eps_prior - np.log(len(_CLASS_MOVED_SD)) - 0.5 * (centre**2).sum(1) / sd0**2
-        log_evidence.append((log_prior, total))
-        components.append((s, (slab - total, centre_u)))
-    # Each chunk's weight of each point: the prior and every other chunk's evidence.
-    leave_one_out = np.concatenate(
-        [
-            prior + (ev.sum(axis=1, keepdims=True) - ev)
-            for prior, ev in ((np.atleast_1d(p)[:, None], e) for p, e in log_evidence)
-        ],
-        axis=0,
-    )
-    point_weight = np.exp(leave_one_out - np.logaddexp.reduce(leave_one_out, axis=0))
-    first = np.zeros((n, d))
-    second = np.zeros((n, d, d))
-
-    def add(weight: np.ndarray, centre_u: np.ndarray, s: float) -> None:
-        """Adds a normal component's moments (posterior under N(μ, s² I)), weighted per chunk."""
-        var = 1.0 / (lam + 1.0 / s**2)
-        post = var * (h_u + centre_u / s**2)
-        first[:] += weight[:, None] * post
-        second[:] += weight[:, None, None] * (
-            post[:, :, None] * post[:, None, :] + np.einsum("ci,ij->cij", var, np.eye(d))
+        slab, total = _slab_and_total(centre, base, w_x, w_full, still, outlier)
+        resp = _share(slab, total)
+        # What the other chunks say of μ, about the mode: their information (all chunks' at
+        # fixed shares, with μ's prior, less the chunk's own) and its pull; ``others`` is the
+        # covariance of μ given the other chunks.
+        w_chunk = w_full.reshape(n, d, d)
+        information = (resp @ w_full).reshape(n_eps, d, d) + eye / tau**2
+        others = np.linalg.inv(information[:, None] - resp[:, :, None, None] * w_chunk[None])
+        pulled = np.einsum("eij,ej->ei", information, centre)[:, None] - resp[..., None] * w_x
+        others_mean = np.einsum("ecij,ecj->eci", others, pulled)
+        # The other chunks' evidence of the point, μ integrated out by Laplace's method about
+        # their own mode, one Newton step from the mode of all (their gradient there is minus
+        # the chunk's own, resp (Wx - Wμ)).
+        step = resp[..., None] * (w_x[None] - np.einsum("cij,ej->eci", w_chunk, centre))
+        others_evidence = (
+            total.sum(axis=1, keepdims=True)
+            - total
+            - 0.5 * (centre**2).sum(axis=1, keepdims=True) / tau**2
+            + 0.5 * np.einsum("eci,ecij,ecj->ec", step, others, step)
+            + 0.5 * np.linalg.slogdet(others / tau**2)[1]
         )
-
-    row = 0
-    for (s, parts), (_, ev) in zip(components, log_evidence, strict=True):
-        rows = ev.shape[0]
-        here = point_weight[row : row + rows]
-        row += rows
-        out_share = np.exp(outlier - ev)
-        for e in range(rows):
-            add(here[e] * out_share[e], np.zeros((n, d)), sd0)
-            if parts is not None:
-                slab_share, centre_u = parts
-                add(here[e] * np.exp(slab_share[e]), centre_u[e], float(s))
+        own, own_mean, own_cov = _normal_update(h, lik, others_mean, s**2 * eye + others)
+        own_slab = moved + own
+        own_total = np.logaddexp(np.logaddexp(still, own_slab), outlier)
+        log_weights.append(eps_prior + others_evidence + own_total)
+        slab_share = _share(own_slab, own_total)
+        far_share = _share(outlier, own_total)
+        firsts.append(slab_share[..., None] * own_mean + far_share[..., None] * far_mean)
+        seconds.append(
+            slab_share[..., None, None]
+            * (own_cov + own_mean[..., :, None] * own_mean[..., None, :])
+            + far_share[..., None, None] * far_second
+        )
+    log_weight = np.concatenate(log_weights, axis=0)
+    weight = _share(log_weight, np.logaddexp.reduce(log_weight, axis=0))
+    first = np.einsum("pc,pci->ci", weight, np.concatenate(firsts, axis=0))
+    second = np.einsum("pc,pcij->cij", weight, np.concatenate(seconds, axis=0))
     spread = second - first[:, :, None] * first[:, None, :]
-    rotate = np.einsum("ki,cij->ckj", basis, u)
-    pooled_mean = np.einsum("cki,ci->ck", rotate, first)
-    pooled_cov = np.einsum("cki,cij,clj->ckl", rotate, spread, rotate)
+    pooled_mean: np.ndarray = first @ basis.T
+    pooled_cov = np.einsum("ki,cij,lj->ckl", basis, spread, basis)
     return pooled_mean, 0.5 * (pooled_cov + np.swapaxes(pooled_cov, 1, 2))
