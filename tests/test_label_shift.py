@@ -713,6 +713,20 @@ def test_the_pooled_class_shifts_read_none_a_common_move_and_outliers_as_they_ar
     assert np.abs(pooled[:-1] - lone[:-1].mean(axis=0)).max() < 0.02, pooled
 
 
+def test_the_pooled_class_shifts_are_the_same_a_block_of_chunks_at_a_time(monkeypatch: Any) -> None:
+    """Chunks are pooled a block at a time (memory); blocks of 5 give the moments of one block
+    of all 12 (to 1e-12: sums in another order)."""
+    from probeval.labelfree import label_shift
+
+    rng = np.random.default_rng(5)
+    readings, cov = _class_readings(rng.normal(0.0, 0.3, (12, 4)), 0.2)
+    whole = pooled_class_shifts(readings, cov)
+    monkeypatch.setattr(label_shift, "_BLOCK", 5)
+    blocks = pooled_class_shifts(readings, cov)
+    for one, other in zip(whole, blocks, strict=True):
+        np.testing.assert_allclose(one, other, rtol=1e-12, atol=1e-12)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     counts=st.lists(st.integers(0, 5_000), min_size=18, max_size=18),
