@@ -21,7 +21,7 @@ from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
 import probeval as pe
-from probeval.labelfree.drift import _MOVED_MEAN_PRIOR_SD, _MOVED_SHARE
+from probeval.labelfree.drift import MOVED_MEAN_PRIOR_SD, MOVED_SHARE
 from probeval.labelfree.label_shift import (
     _CLASS_MOVED_SD,
     _PRIOR_ROWS,
@@ -604,7 +604,7 @@ def _brute_force_pooled(reading: np.ndarray, var: np.ndarray) -> tuple[np.ndarra
     sum over (ε, s) and a grid of μ of the prior of (ε, s, μ), the other chunks' evidence of
     them, and c's own prior of x and likelihood (the spike at 0 a point mass), normalised over
     all of them at once. Returns each chunk's posterior mean and variance."""
-    sd0, tau, r = CLASS_SHIFT_PRIOR_SD, _MOVED_MEAN_PRIOR_SD, LABEL_SHIFT_OUTLIER
+    sd0, tau, r = CLASS_SHIFT_PRIOR_SD, MOVED_MEAN_PRIOR_SD, LABEL_SHIFT_OUTLIER
     x = np.linspace(-8.0, 8.0, 4_001)
     dx = x[1] - x[0]
     log_l = (reading / var)[:, None] * x - 0.5 * (1.0 / var - 1.0 / sd0**2)[:, None] * x**2
@@ -626,7 +626,7 @@ def _brute_force_pooled(reading: np.ndarray, var: np.ndarray) -> tuple[np.ndarra
             far_moments[:, :, None],
         )
     )
-    eps_grid = _MOVED_SHARE[1:]
+    eps_grid = MOVED_SHARE[1:]
     for s in _CLASS_MOVED_SD:
         near = (moments @ stats.norm.pdf(x[:, None], mu[None, :], s)) * dx  # (3, chunks, μ)
         for eps in eps_grid:

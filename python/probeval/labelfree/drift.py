@@ -57,6 +57,9 @@ __all__ = [
     "DRIFT_PER_SHIFT",
     "LABELLED_SHIFT_SHARE",
     "MOVED_CHUNKS_LIKE_THE_REST",
+    "MOVED_MEAN_PRIOR_SD",
+    "MOVED_SD",
+    "MOVED_SHARE",
     "STILL_PRIOR",
     "TILT_FROM_CHUNK_ON",
     "TILT_NOT_MOVED",
@@ -243,7 +246,7 @@ _PRODUCTION_TILT_DRAWN = 81
 #: Grids of the production movement: the share ε of chunks that moved beyond the reference's
 #: period-to-period drift (uniform prior), where they moved to (μ, prior N(0, 0.5²)) and how
 #: far apart they are (sd s, uniform on the log scale).
-_MOVED_SHARE = np.linspace(0.0, 1.0, 21)
+MOVED_SHARE = np.linspace(0.0, 1.0, 21)
 #: Prior mass on "no chunk moved" (ε = 0). Until the labels say otherwise, the rest of the prior is
 #: production moving by up to a logit or so: the first few labels therefore widen the intervals.
 #: With 0.5, 10 labels in a stable 60,000-row stream made its accuracy HDIs 3.5 times as wide as
@@ -277,8 +280,10 @@ TILT_NOT_MOVED = 0.95
 #: 0.9 lost two chunks of six on another.
 CONFIDENCE_NOT_MOVED = 0.85
 _MOVED_MEAN = np.linspace(-1.0, 1.0, 41)
-_MOVED_MEAN_PRIOR_SD = 0.5
-_MOVED_SD = np.geomspace(0.02, 0.5, 9)
+#: The prior sd of the moved chunks' centre μ and the grid of their spread s (public: a
+#: multiclass label shift's chunks are pooled on the same, ``label_shift.pooled_class_shifts``).
+MOVED_MEAN_PRIOR_SD = 0.5
+MOVED_SD = np.geomspace(0.02, 0.5, 9)
 #: The tilt's spread s gets a uniform prior on s (:func:`production_priors`), not on its log.
 #: A flat prior on the log of a hierarchical scale leaves much of its mass on spreads too
 #: small for the data to rule out: on the flights' schedule model at > 45 min (a March-April
@@ -1489,14 +1494,14 @@ def production_priors(
     evidence says and does not move the others' (r = 0: none, as before)."""
     g = np.exp(log_prior - log_prior.max())
     g /= g.sum()
-    mean, sd = (a.ravel() for a in np.meshgrid(_MOVED_MEAN, _MOVED_SD, indexing="ij"))
+    mean, sd = (a.ravel() for a in np.meshgrid(_MOVED_MEAN, MOVED_SD, indexing="ij"))
     slab = _grid_normal(shift, mean, sd)
-    eps = _MOVED_SHARE[:, None]
+    eps = MOVED_SHARE[:, None]
     still = still_mass(not_moved, scale)
     exchangeable = (1.0 - still) * (1.0 - from_chunk_on)
     share_prior = np.full(eps.shape[0], exchangeable / (eps.shape[0] - 1))
     share_prior[0] = still
-    spread_prior = -0.5 * (mean / _MOVED_MEAN_PRIOR_SD) ** 2
+    spread_prior = -0.5 * (mean / MOVED_MEAN_PRIOR_SD) ** 2
     if uniform_spread:
         # The grid is geometric: weights proportional to s make the prior flat on s.
         spread_prior = spread_prior + np.log(sd)
