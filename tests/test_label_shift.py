@@ -678,6 +678,120 @@ def test_the_pooled_class_shifts_are_the_exact_posterior_with_two_classes() -> N
     np.testing.assert_allclose(got_sd, sd, rtol=0.05)
 
 
+def _exact_pooled_in_two_dimensions(
+    reading: np.ndarray, reading_cov: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pooled_class_shifts`' model with three classes (two centred dimensions),
+    exactly: each chunk's likelihood of its shift x is N(``reading``; x, ``reading_cov``)
+    (scipy's multivariate normal); the moved chunks' centre μ is summed over a 161 x 161 grid
+    of ±2 under its prior; given (ε, s, μ) every component's evidence and posterior is the
+    textbook normal one (the gain form, not the information form the library uses), and chunk
+    c's posterior is the sum over all of them weighed by their prior and every chunk's
+    evidence. Returns each chunk's posterior mean (chunks, 2) and covariance."""
+    sd0, tau, r = CLASS_SHIFT_PRIOR_SD, MOVED_MEAN_PRIOR_SD, LABEL_SHIFT_OUTLIER
+    n, eye = len(reading), np.eye(2)
+    axis = np.linspace(-2.0, 2.0, 161)
+    grid = np.stack(np.meshgrid(axis, axis, indexing="ij"), axis=-1).reshape(-1, 2)
+    # μ's prior mass in each grid cell (its density times the cell's area).
+    log_mu = stats.multivariate_normal(np.zeros(2), tau**2 * eye).logpdf(grid)
+    log_mu += 2.0 * math.log(axis[1] - axis[0])
+    at_zero = [
+        stats.multivariate_normal(np.zeros(2), reading_cov[c]).logpdf(reading[c]) for c in range(n)
+    ]
+
+    def normal(centre: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per prior N(centre, cov) (…, chunks, 2): each chunk's ln evidence against x = 0,
+        posterior mean and second moment."""
+        log_z, first = np.empty(centre.shape[:-1]), np.empty(centre.shape)
+        second = np.empty((*centre.shape, 2))
+        for c in range(n):
+            total = cov + reading_cov[c]
+            gap = reading[c] - centre[..., c, :]
+            log_z[..., c] = stats.multivariate_normal(np.zeros(2), total).logpdf(gap) - at_zero[c]
+            gain = cov @ np.linalg.inv(total)
+            first[..., c, :] = centre[..., c, :] + gap @ gain.T
+            second[..., c, :, :] = (
+                cov - gain @ cov + first[..., c, :, None] * first[..., c, None, :]
+            )
+        return log_z, first, second
+
+    far_z, far_first, far_second = normal(np.zeros((n, 2)), sd0**2 * eye)
+    evidence = np.log((1 - r) + r * np.exp(far_z))
+    share = np.exp(np.log(r) + far_z - evidence)
+    weights = [math.log(LABEL_SHIFT_NOT_MOVED) + np.full((1, n), evidence.sum())]
+    firsts, seconds = (
+        [(share[:, None] * far_first)[None]],
+        [(share[:, None, None] * far_second)[None]],
+    )
+    log_point = math.log(
+        (1 - LABEL_SHIFT_NOT_MOVED) / (len(MOVED_SHARE) - 1) / len(_CLASS_MOVED_SD)
+    )
+    for s in _CLASS_MOVED_SD:
+        slab_z, slab_first, slab_second = normal(np.repeat(grid[:, None], n, axis=1), s**2 * eye)
+        for eps in MOVED_SHARE[1:]:
+            with np.errstate(divide="ignore"):
+                parts = [
+                    np.log((1 - r) * (1 - eps)),
+                    np.log((1 - r) * eps) + slab_z,
+                    np.log(r) + far_z,
+                ]
+            evidence = np.logaddexp(np.logaddexp(parts[0], parts[1]), parts[2])
+            weights.append(
+                np.broadcast_to(
+                    log_point + log_mu[:, None] + evidence.sum(axis=1, keepdims=True),
+                    evidence.shape,
+                )
+            )
+            slab, far = np.exp(parts[1] - evidence), np.exp(parts[2] - evidence)
+            firsts.append(slab[..., None] * slab_first + far[..., None] * far_first)
+            seconds.append(slab[..., None, None] * slab_second + far[..., None, None] * far_second)
+    log_weight = np.concatenate(weights)
+    weight = np.exp(log_weight - log_weight.max(axis=0))
+    mass = weight.sum(axis=0)
+    mean = np.einsum("pc,pci->ci", weight, np.concatenate(firsts)) / mass[:, None]
+    second = np.einsum("pc,pcij->cij", weight, np.concatenate(seconds)) / mass[:, None, None]
+    return mean, second - mean[:, :, None] * mean[:, None, :]
+
+
+@pytest.mark.parametrize("case", ["mixed", "still"])
+def test_the_pooled_class_shifts_are_the_exact_posterior_with_three_classes(case: str) -> None:
+    """Three classes: six chunks whose readings have correlated covariances of their own,
+    against the exact posterior (:func:`_exact_pooled_in_two_dimensions`), in the centred
+    basis. Mixed (three still, two moved by (0.5, -0.3), one far): means within 0.1 of their
+    own sds, sds within 5%, correlations within 0.06 (measured 0.066, 0.971-1.022, 0.039).
+    Still (all six at 0): means within 0.1 of their sds (measured 0.082); their sds are
+    0.75-0.93 of the exact ones and their correlations up to 0.21 off, not asserted: most
+    likely because μ is integrated about one mode where the still chunks' evidence of it has
+    a bump at each chunk's own reading (the docs' *Label shift*, multiclass)."""
+    k = 3
+    basis = np.linalg.eigh(np.eye(k) - 1.0 / k)[1][:, 1:]
+    rng = np.random.default_rng(7)
+    truth = np.zeros((6, 2))
+    if case == "mixed":
+        truth[3:5], truth[5] = [0.5, -0.3], [-2.0, 1.5]
+    reading_cov = np.empty((6, 2, 2))
+    for c in range(6):
+        a = rng.normal(size=(2, 2))
+        reading_cov[c] = 0.02 * (a @ a.T) + 0.01 * np.eye(2)
+    reading = np.array([rng.multivariate_normal(truth[c], reading_cov[c]) for c in range(6)])
+    # Each chunk's posterior under the class shifts' own prior, as located_class_shift gives.
+    own_cov = np.linalg.inv(np.linalg.inv(reading_cov) + np.eye(2) / CLASS_SHIFT_PRIOR_SD**2)
+    own_mean = np.einsum("cij,cjk,ck->ci", own_cov, np.linalg.inv(reading_cov), reading)
+    pooled_mean, pooled_cov = pooled_class_shifts(
+        own_mean @ basis.T, np.einsum("ki,cij,lj->ckl", basis, own_cov, basis)
+    )
+    got_mean = pooled_mean @ basis
+    got_cov = np.einsum("ki,ckl,lj->cij", basis, pooled_cov, basis)
+    mean, cov = _exact_pooled_in_two_dimensions(reading, reading_cov)
+    sd, got_sd = (np.sqrt(np.einsum("cii->ci", c)) for c in (cov, got_cov))
+    print(np.c_[reading, mean, got_mean, sd, got_sd].round(3))
+    assert np.all(np.abs(got_mean - mean) < 0.1 * sd), (got_mean, mean, sd)
+    if case == "mixed":
+        np.testing.assert_allclose(got_sd, sd, rtol=0.05)
+        corr, got_corr = (c[:, 0, 1] / s.prod(axis=1) for c, s in ((cov, sd), (got_cov, got_sd)))
+        np.testing.assert_allclose(got_corr, corr, atol=0.06)
+
+
 def _class_readings(centres: np.ndarray, sd: float) -> tuple[np.ndarray, np.ndarray]:
     """Chunks' class shift readings as :func:`located_class_shift` gives them: centred
     ``centres`` (chunks, K), each with covariance sd² times the centring."""
