@@ -21,9 +21,8 @@ from scipy.special import expit, logit
 from sklearn.metrics import roc_auc_score
 
 import probeval as pe
-from probeval.labelfree.drift import MOVED_MEAN_PRIOR_SD, MOVED_SHARE
+from probeval.labelfree.drift import MOVED_MEAN_PRIOR_SD, MOVED_SD, MOVED_SHARE
 from probeval.labelfree.label_shift import (
-    _CLASS_MOVED_SD,
     _PRIOR_ROWS,
     CLASS_SHIFT_PRIOR_SD,
     LABEL_SHIFT_NOT_MOVED,
@@ -627,12 +626,12 @@ def _brute_force_pooled(reading: np.ndarray, var: np.ndarray) -> tuple[np.ndarra
         )
     )
     eps_grid = MOVED_SHARE[1:]
-    for s in _CLASS_MOVED_SD:
+    for s in MOVED_SD:
         near = (moments @ stats.norm.pdf(x[:, None], mu[None, :], s)) * dx  # (3, chunks, μ)
         for eps in eps_grid:
             own = (1 - r) * eps * near + far_moments[:, :, None]
             evidence = np.log((1 - r) * (1 - eps) + own[0])
-            log_prior = math.log((1 - LABEL_SHIFT_NOT_MOVED) / len(eps_grid) / len(_CLASS_MOVED_SD))
+            log_prior = math.log((1 - LABEL_SHIFT_NOT_MOVED) / len(eps_grid) / len(MOVED_SD))
             others = log_prior + np.log(mu_prior) + evidence.sum(axis=0) - evidence
             parts.append((others, (1 - r) * (1 - eps), own))
     top = max(float(np.max(others)) for others, _, _ in parts)
@@ -723,10 +722,8 @@ def _exact_pooled_in_two_dimensions(
         [(share[:, None] * far_first)[None]],
         [(share[:, None, None] * far_second)[None]],
     )
-    log_point = math.log(
-        (1 - LABEL_SHIFT_NOT_MOVED) / (len(MOVED_SHARE) - 1) / len(_CLASS_MOVED_SD)
-    )
-    for s in _CLASS_MOVED_SD:
+    log_point = math.log((1 - LABEL_SHIFT_NOT_MOVED) / (len(MOVED_SHARE) - 1) / len(MOVED_SD))
+    for s in MOVED_SD:
         slab_z, slab_first, slab_second = normal(np.repeat(grid[:, None], n, axis=1), s**2 * eye)
         for eps in MOVED_SHARE[1:]:
             with np.errstate(divide="ignore"):

@@ -419,12 +419,6 @@ def adjusted_class_counts(
     return out
 
 
-#: The spreads s of the chunks that moved and the prior sd of their centre μ in
-#: :func:`pooled_class_shifts`: the binary pooling's (:data:`~probeval.labelfree.drift.MOVED_SD`,
-#: uniform on log s, and :data:`~probeval.labelfree.drift.MOVED_MEAN_PRIOR_SD`), on each
-#: centred class shift.
-_CLASS_MOVED_SD = MOVED_SD
-_CLASS_MOVED_MEAN_SD = MOVED_MEAN_PRIOR_SD
 #: EM steps for the centre μ of the moved chunks' shifts (:func:`pooled_class_shifts`).
 _CLASS_MOVED_MEAN_STEPS = 20
 
@@ -485,8 +479,9 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
 
     r = :data:`LABEL_SHIFT_OUTLIER` for a chunk unlike every other (whose posterior is then its
     own), ε on :data:`~probeval.labelfree.drift.MOVED_SHARE` with :data:`LABEL_SHIFT_NOT_MOVED`
-    on ε = 0, s on :data:`_CLASS_MOVED_SD` and μ ~ N(0, :data:`_CLASS_MOVED_MEAN_SD`² I). For
-    each (ε, s), μ's mode given all chunks (EM: each chunk's evidence is quadratic in μ) and
+    on ε = 0, s on the binary pooling's :data:`~probeval.labelfree.drift.MOVED_SD` (uniform on
+    log s) and μ ~ N(0, :data:`~probeval.labelfree.drift.MOVED_MEAN_PRIOR_SD`² I). For each
+    (ε, s), μ's mode given all chunks (EM: each chunk's evidence is quadratic in μ) and
     Laplace's method there weigh the point; chunk c's prior of μ is then what the other chunks
     say of it, N(μ_-c, H_-c^-1) (all chunks' less its own term at the mode), so that its slab
     is N(μ_-c, s² I + H_-c^-1), and the point's weight in its posterior is its prior, the
@@ -503,7 +498,7 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
     basis = np.linalg.eigh(np.eye(k) - 1.0 / k)[1][:, 1:]
     d = k - 1
     eye = np.eye(d)
-    sd0, tau = CLASS_SHIFT_PRIOR_SD, _CLASS_MOVED_MEAN_SD
+    sd0, tau = CLASS_SHIFT_PRIOR_SD, MOVED_MEAN_PRIOR_SD
     precision = np.linalg.inv(np.einsum("ki,ckl,lj->cij", basis, cov, basis))
     # The likelihood exp(h'x - x'Lx/2): the posterior's precision less the prior's, held
     # positive semi-definite (L = U diag(lam) U').
@@ -515,7 +510,7 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
 
     eps = MOVED_SHARE[1:, None]
     n_eps = eps.shape[0]
-    eps_prior = np.log((1.0 - LABEL_SHIFT_NOT_MOVED) / n_eps / len(_CLASS_MOVED_SD))
+    eps_prior = np.log((1.0 - LABEL_SHIFT_NOT_MOVED) / n_eps / len(MOVED_SD))
     far, far_mean, far_cov = _normal_update(h, lik, np.zeros((n, d)), sd0**2 * eye)
     outlier = np.log(LABEL_SHIFT_OUTLIER) + far
     with np.errstate(divide="ignore"):  # ε = 1: no chunk still
@@ -533,7 +528,7 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
         far_share[None, :, None] * far_mean[None],
         far_share[None, :, None, None] * far_second[None],
     )
-    for s in _CLASS_MOVED_SD:
+    for s in MOVED_SD:
         # Each chunk's evidence of the moved chunks' centre μ is c + μ'Wx - μ'Wμ/2 with
         # W = L (I + s² L)^-1 (and Wx its h shrunk), so that μ solves Σ resp W (x - μ) = μ / τ².
         shrunk = 1.0 / (1.0 + s**2 * lam)
