@@ -27,6 +27,7 @@ from probeval.labelfree.label_shift import (
     CLASS_SHIFT_PRIOR_SD,
     LABEL_SHIFT_NOT_MOVED,
     LABEL_SHIFT_OUTLIER,
+    _others_sums,
     adjusted_class_counts,
     adjusted_counts,
     class_shift_log_likelihood,
@@ -755,11 +756,14 @@ def test_the_pooled_class_shifts_are_the_exact_posterior_with_three_classes(case
     """Three classes: six chunks whose readings have correlated covariances of their own,
     against the exact posterior (:func:`_exact_pooled_in_two_dimensions`), in the centred
     basis. Mixed (three still, two moved by (0.5, -0.3), one far): means within 0.1 of their
-    own sds, sds within 5%, correlations within 0.06 (measured 0.066, 0.971-1.022, 0.039).
-    Still (all six at 0): means within 0.1 of their sds (measured 0.082); their sds are
-    0.75-0.93 of the exact ones and their correlations up to 0.21 off, not asserted: most
-    likely because μ is integrated about one mode where the still chunks' evidence of it has
-    a bump at each chunk's own reading (the docs' *Label shift*, multiclass)."""
+    own sds, sds within 5%, correlations within 0.06 (measured 0.066, 0.974-1.022, 0.032).
+    Still (all six at 0): means within 0.1 of their sds, sds within 15%, correlations within
+    0.1 (measured 0.037, 0.852-0.962, 0.076; bounds set after measuring). Before the other
+    chunks' evidence was held to its exact part with at most one of them moved
+    (:func:`~probeval.labelfree.label_shift._others_sums`), the still chunks' sds were
+    0.747-0.926 and their correlations 0.214 off: μ's posterior has a mode at each still
+    chunk's own reading, and Laplace's method about one of them missed the rest. What is left
+    is the terms with two or more of them moved (the docs' *Label shift*, multiclass)."""
     k = 3
     basis = np.linalg.eigh(np.eye(k) - 1.0 / k)[1][:, 1:]
     rng = np.random.default_rng(7)
@@ -783,10 +787,39 @@ def test_the_pooled_class_shifts_are_the_exact_posterior_with_three_classes(case
     sd, got_sd = (np.sqrt(np.einsum("cii->ci", c)) for c in (cov, got_cov))
     print(np.c_[reading, mean, got_mean, sd, got_sd].round(3))
     assert np.all(np.abs(got_mean - mean) < 0.1 * sd), (got_mean, mean, sd)
-    if case == "mixed":
-        np.testing.assert_allclose(got_sd, sd, rtol=0.05)
-        corr, got_corr = (c[:, 0, 1] / s.prod(axis=1) for c, s in ((cov, sd), (got_cov, got_sd)))
-        np.testing.assert_allclose(got_corr, corr, atol=0.06)
+    rtol, atol = (0.05, 0.06) if case == "mixed" else (0.15, 0.1)
+    np.testing.assert_allclose(got_sd, sd, rtol=rtol)
+    corr, got_corr = (c[:, 0, 1] / s.prod(axis=1) for c, s in ((cov, sd), (got_cov, got_sd)))
+    np.testing.assert_allclose(got_corr, corr, atol=atol)
+
+
+def test_the_other_chunks_sums_are_each_chunks_sum_over_the_rest() -> None:
+    """:func:`_others_sums`, three chunks at a time, against a loop over each chunk's others,
+    with one weight e^700 times the rest (taken out of the sum of all, it would leave rounding
+    noise for the rest), a row of equal weights and a lone chunk (no others: -inf, zeros)."""
+    rng = np.random.default_rng(5)
+    n, d = 7, 3
+    first = rng.normal(size=(n, d))
+    a = rng.normal(size=(n, d, d))
+    second = a @ np.swapaxes(a, 1, 2) + first[:, :, None] * first[:, None, :]
+    log_weight = np.stack([rng.normal(0.0, 2.0, n), np.zeros(n), rng.normal(0.0, 2.0, n)])
+    log_weight[2, 4] = 700.0
+    blocks = [_others_sums(log_weight, first, second, slice(b, b + 3)) for b in range(0, n, 3)]
+    log_mass, mean, moment = (np.concatenate(part, axis=1) for part in zip(*blocks, strict=True))
+    for row in range(log_weight.shape[0]):
+        for c in range(n):
+            rest = np.arange(n) != c
+            w = np.exp(log_weight[row, rest] - log_weight[row, rest].max())
+            expected = log_weight[row, rest].max() + math.log(w.sum())
+            assert log_mass[row, c] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+            np.testing.assert_allclose(mean[row, c], w @ first[rest] / w.sum(), rtol=1e-10)
+            np.testing.assert_allclose(
+                moment[row, c], np.einsum("c,cij->ij", w, second[rest]) / w.sum(), rtol=1e-10
+            )
+    lone = _others_sums(np.zeros((2, 1)), first[:1], second[:1], slice(None))
+    assert np.all(lone[0] == -np.inf)
+    assert not lone[1].any()
+    assert not lone[2].any()
 
 
 def _class_readings(centres: np.ndarray, sd: float) -> tuple[np.ndarray, np.ndarray]:
