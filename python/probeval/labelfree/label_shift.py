@@ -516,20 +516,34 @@ def _others_sums(
     return log_mass, mean, moment.reshape(n_rows, picked.size, d, d)
 
 
-def _own_slab(slabs: list[tuple[np.ndarray, _Normal]]) -> _Normal:
-    """A chunk's likelihood under a mixture of normal priors, ``slabs`` of (log weight, what
-    :func:`_normal_update` gives under that prior), the weights summing to 1: ln of its
-    integral, and the posterior's mean and second moment."""
-    log_total = slabs[0][0] + slabs[0][1][0]
-    for weight, (evidence, _, _) in slabs[1:]:
-        log_total = np.logaddexp(log_total, weight + evidence)
-    shape = slabs[0][1][1].shape
-    first = np.zeros(shape)
-    second = np.zeros(shape + shape[-1:])
-    for weight, (evidence, mean, cov) in slabs:
-        share = _share(weight + evidence, log_total)
-        first = first + share[..., None] * mean
-        second = second + share[..., None, None] * (cov + mean[..., :, None] * mean[..., None, :])
+def _own_slab(
+    h: np.ndarray, lik: np.ndarray, slabs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+) -> _Normal:
+    """The likelihood exp(h'x - x'Lx/2) (``h`` (chunks, d), ``lik`` (chunks, d, d)) under a
+    mixture of normal priors, ``slabs`` of (log weight (…, chunks), centre (…, chunks, d),
+    covariance (…, chunks, d, d)), the weights summing to 1: ln of its integral, and the
+    posterior's mean and second moment. A prior is used only where its weight is above e^-575
+    (below it it moves nothing: :func:`_share`)."""
+    shape = slabs[0][0].shape
+    d = h.shape[-1]
+    log_total = np.full(shape, -np.inf)
+    parts = []
+    for weight, centre, cov in slabs:
+        used = weight > -575.0
+        evidence, mean, post_cov = _normal_update(
+            np.broadcast_to(h, (*shape, d))[used],
+            np.broadcast_to(lik, (*shape, d, d))[used],
+            np.broadcast_to(centre, (*shape, d))[used],
+            np.broadcast_to(cov, (*shape, d, d))[used],
+        )
+        log_total[used] = np.logaddexp(log_total[used], weight[used] + evidence)
+        parts.append((used, weight[used] + evidence, mean, post_cov))
+    first = np.zeros((*shape, d))
+    second = np.zeros((*shape, d, d))
+    for used, log_part, mean, post_cov in parts:
+        share = _share(log_part, log_total[used])
+        first[used] += share[:, None] * mean
+        second[used] += share[:, None, None] * (post_cov + mean[:, :, None] * mean[:, None, :])
     return log_total, first, second
 
 
@@ -554,10 +568,11 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
     is N(μ_-c, s² I + H_-c^-1), and the point's weight in its posterior is its prior, the
     other chunks' evidence and its own under that slab. Where few chunks moved, μ's posterior
     has a mode at each one's reading, which Laplace's method about one mode misses: the other
-    chunks' evidence is at least its terms with none of them in the slab and with each alone
-    in it (Gaussian integrals, exact), and where that bound is the larger it is taken, with μ's
-    prior and the lone chunks' mixture of μ (by its moments) as the chunk's slab. Returns each
-    chunk's posterior mean
+    chunks' evidence is a sum over which of them moved, whose terms with none and with one
+    moved are computed exactly (Gaussian integrals), Laplace's method keeping its share of two
+    or more (each chunk moved with its share at the mode, independently); the chunk's slab is
+    then μ's as each part has it (its prior; the lone chunks' mixture, by its moments; the
+    Laplace term's). Returns each chunk's posterior mean
     and covariance (chunks, K, K; the mixture's moments), centred as ``mean`` and ``cov`` are.
     A chunk with no information (no rows) gets its prior's moments."""
     mean = np.asarray(mean, dtype=np.float64)
@@ -631,16 +646,14 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
         )
         # Where few chunks moved, μ's posterior has a mode at each chunk's own reading, and
         # Laplace's method about one of them misses the rest (a still stream's sds came out
-        # 0.64-0.97 of the exact ones). The other chunks' evidence is at least its terms with
-        # none of them in the slab (μ as its prior) and with each alone in it, Gaussian
-        # integrals computed exactly; where that bound is the larger, it is taken, with μ's
-        # prior and the mixture of the lone chunks' μ (by its moments) as the chunk's slab.
+        # 0.64-0.97 of the exact ones). The other chunks' evidence is a sum over which of them
+        # moved: its terms with none (μ as its prior) and with one (each alone in the slab)
+        # are Gaussian integrals, computed exactly; Laplace's method stands for the rest.
         lone, lone_mean, lone_cov = _normal_update(w_x, w_chunk, np.zeros((n, d)), tau**2 * eye)
         lone_second = lone_cov + lone_mean[:, :, None] * lone_mean[:, None, :]
         floor = np.logaddexp(still, outlier)  # a chunk's weight off the slab (ε, chunks)
         lone_weight = base + lone - floor
         floor_total = floor.sum(axis=1, keepdims=True)
-        alone = _normal_update(h, lik, np.zeros((n, d)), (s**2 + tau**2) * eye)
         # A block of chunks at a time, each chunk's ε x d x d arrays added to the moments as
         # they come: 2,000 chunks of K = 10 at once peaked at 581 MB, a block at a time at
         # 33 MB (tracemalloc), the moments the same to 1e-19.
@@ -668,47 +681,41 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
             near, centre_near, second_near = _others_sums(lone_weight, lone_mean, lone_second, rows)
             with_prior = np.logaddexp(0.0, near)
             bound = floor_total - floor[:, rows] + with_prior
-            use = bound > others_evidence
-            others_evidence = np.where(use, bound, others_evidence)
-            # The chunk's own evidence under its slab, from whichever the other chunks' is.
-            h_rows = np.broadcast_to(h[rows], (n_eps, *h[rows].shape))
-            lik_rows = np.broadcast_to(lik[rows], (n_eps, *lik[rows].shape))
-            own = np.empty(use.shape)
-            own_mean = np.empty((*use.shape, d))
-            own_second = np.empty((*use.shape, d, d))
-            laplace = ~use
-            own[laplace], own_mean[laplace], own_second[laplace] = _own_slab(
-                [
-                    (
-                        np.zeros(()),
-                        _normal_update(
-                            h_rows[laplace],
-                            lik_rows[laplace],
-                            others_mean[laplace],
-                            s**2 * eye + others[laplace],
-                        ),
-                    )
-                ]
+            # Laplace's method at the mode counts each other chunk as moved with its share
+            # there, independently; its terms with at most one of them moved are the bound's,
+            # exactly, and it keeps the rest: P(two or more) = 1 - prod(1 - r)(1 + sum r / (1 - r)).
+            # A chunk's own share is left out by taking its factor out of the product and sum.
+            moved_share = np.minimum(resp, 1.0 - 1e-12)
+            log_still = np.log1p(-moved_share)
+            odds = moved_share / (1.0 - moved_share)
+            at_most_one = (
+                log_still.sum(axis=1, keepdims=True)
+                - log_still[:, rows]
+                + np.log1p(odds.sum(axis=1, keepdims=True) - odds[:, rows])
             )
-            spread_near = (
-                second_near[use] - centre_near[use][:, :, None] * centre_near[use][:, None]
-            )
-            own[use], own_mean[use], own_second[use] = _own_slab(
+            with np.errstate(divide="ignore"):
+                laplace = others_evidence + np.log(-np.expm1(np.minimum(at_most_one, 0.0)))
+            others_evidence = np.logaddexp(laplace, bound)
+            spread_near = second_near - centre_near[..., :, None] * centre_near[..., None, :]
+            # The chunk's own evidence under its slab: μ as the Laplace term has it, as its
+            # prior (the bound's term with no other chunk moved) or as the lone chunks' mixture;
+            # each computed only where it weighs.
+            own, own_mean, own_second = _own_slab(
+                h[rows],
+                lik[rows],
                 [
+                    (laplace - others_evidence, others_mean, s**2 * eye + others),
                     (
-                        -with_prior[use],
-                        tuple(
-                            np.broadcast_to(part[rows], (n_eps, *part[rows].shape))[use]
-                            for part in alone
-                        ),
+                        bound - with_prior - others_evidence,
+                        np.zeros(d),
+                        (s**2 + tau**2) * eye,
                     ),
                     (
-                        (near - with_prior)[use],
-                        _normal_update(
-                            h_rows[use], lik_rows[use], centre_near[use], s**2 * eye + spread_near
-                        ),
+                        bound + near - with_prior - others_evidence,
+                        centre_near,
+                        s**2 * eye + spread_near,
                     ),
-                ]
+                ],
             )
             own_slab = moved + own
             own_total = np.logaddexp(np.logaddexp(still, own_slab), outlier[rows])
