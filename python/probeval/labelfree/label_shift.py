@@ -473,10 +473,10 @@ def _normal_update(
 def _others_sums(
     log_weight: np.ndarray, first: np.ndarray, second: np.ndarray, rows: slice
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each row of ``log_weight`` (rows, chunks) and each chunk c of ``rows`` (a block of
+    """For each row of ``log_weight`` (points, chunks) and each chunk c of ``rows`` (a block of
     them), the mixture of the *other* chunks' components (log weights ``log_weight``, means
     ``first`` (chunks, d), second moments ``second`` (chunks, d, d)): its log total weight, mean
-    and second moment (rows, the block's chunks[, d[, d]]; -inf and zeros where there is no
+    and second moment (points, the block's chunks[, d[, d]]; -inf and zeros where there is no
     other chunk).
 
     Summed over all chunks, scaled by the row's largest weight, each chunk's own term then
@@ -677,13 +677,14 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
                 + 0.5 * np.einsum("eci,ecij,ecj->ec", step, others, step)
                 + 0.5 * np.linalg.slogdet(others / tau**2)[1]
             )
-            # The bound: μ as its prior, or as the lone chunks' mixture (by its moments).
+            # The terms with no other chunk moved (μ as its prior) and with one (the lone
+            # chunks' mixture of μ, by its moments), exactly.
             near, centre_near, second_near = _others_sums(lone_weight, lone_mean, lone_second, rows)
             with_prior = np.logaddexp(0.0, near)
-            bound = floor_total - floor[:, rows] + with_prior
+            exact_part = floor_total - floor[:, rows] + with_prior
             # Laplace's method at the mode counts each other chunk as moved with its share
-            # there, independently; its terms with at most one of them moved are the bound's,
-            # exactly, and it keeps the rest: P(two or more) = 1 - prod(1 - r)(1 + sum r / (1 - r)).
+            # there, independently; its terms with at most one of them moved are the exact
+            # part's, and it keeps the rest: P(two or more) = 1 - prod(1 - r)(1 + sum r / (1 - r)).
             # A chunk's own share is left out by taking its factor out of the product and sum.
             moved_share = np.minimum(resp, 1.0 - 1e-12)
             log_still = np.log1p(-moved_share)
@@ -695,10 +696,10 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
             )
             with np.errstate(divide="ignore"):
                 laplace = others_evidence + np.log(-np.expm1(np.minimum(at_most_one, 0.0)))
-            others_evidence = np.logaddexp(laplace, bound)
+            others_evidence = np.logaddexp(laplace, exact_part)
             spread_near = second_near - centre_near[..., :, None] * centre_near[..., None, :]
             # The chunk's own evidence under its slab: μ as the Laplace term has it, as its
-            # prior (the bound's term with no other chunk moved) or as the lone chunks' mixture;
+            # prior (no other chunk moved) or as the lone chunks' mixture;
             # each computed only where it weighs.
             own, own_mean, own_second = _own_slab(
                 h[rows],
@@ -706,12 +707,12 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
                 [
                     (laplace - others_evidence, others_mean, s**2 * eye + others),
                     (
-                        bound - with_prior - others_evidence,
+                        exact_part - with_prior - others_evidence,
                         np.zeros(d),
                         (s**2 + tau**2) * eye,
                     ),
                     (
-                        bound + near - with_prior - others_evidence,
+                        exact_part + near - with_prior - others_evidence,
                         centre_near,
                         s**2 * eye + spread_near,
                     ),
