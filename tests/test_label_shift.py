@@ -757,8 +757,9 @@ def test_the_pooled_class_shifts_are_the_exact_posterior_with_three_classes(case
     """Three classes: six chunks whose readings have correlated covariances of their own,
     against the exact posterior (:func:`_exact_pooled_in_two_dimensions`), in the centred
     basis. Mixed (three still, two moved by (0.5, -0.3), one far) and still (all six at 0):
-    means within 0.1 of their own sds, sds within 6%, correlations within 0.06 (measured
-    0.024, 0.996-1.021, 0.003 and 0.010, 0.947-1.001, 0.033; 6% set after measuring). With
+    means within 0.1 of their own sds, sds within 5% (still: 6%, set after measuring),
+    correlations within 0.06 (measured 0.024, 0.996-1.021, 0.003 and 0.010, 0.947-1.001,
+    0.033). With
     the other chunks' evidence by Laplace's method about one mode alone, the still chunks' sds
     were 0.747-0.926 and their correlations 0.214 off (the mixed 0.066, 0.971-1.022, 0.039):
     μ's posterior has a mode at each still chunk's own reading. Its terms with at most one
@@ -787,7 +788,7 @@ def test_the_pooled_class_shifts_are_the_exact_posterior_with_three_classes(case
     sd, got_sd = (np.sqrt(np.einsum("cii->ci", c)) for c in (cov, got_cov))
     print(np.c_[reading, mean, got_mean, sd, got_sd].round(3))
     assert np.all(np.abs(got_mean - mean) < 0.1 * sd), (got_mean, mean, sd)
-    np.testing.assert_allclose(got_sd, sd, rtol=0.06)
+    np.testing.assert_allclose(got_sd, sd, rtol=0.05 if case == "mixed" else 0.06)
     corr, got_corr = (c[:, 0, 1] / s.prod(axis=1) for c, s in ((cov, sd), (got_cov, got_sd)))
     np.testing.assert_allclose(got_corr, corr, atol=0.06)
 
