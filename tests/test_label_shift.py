@@ -759,12 +759,12 @@ def test_the_pooled_class_shifts_are_the_exact_posterior_with_three_classes(case
     basis. Mixed (three still, two moved by (0.5, -0.3), one far) and still (all six at 0):
     means within 0.1 of their own sds, sds within 5% (still: 6%, set after measuring),
     correlations within 0.06 (measured 0.024, 0.996-1.021, 0.003 and 0.010, 0.947-1.001,
-    0.033). With
-    the other chunks' evidence by Laplace's method about one mode alone, the still chunks' sds
-    were 0.747-0.926 and their correlations 0.214 off (the mixed 0.066, 0.971-1.022, 0.039):
-    μ's posterior has a mode at each still chunk's own reading. Its terms with at most one
-    other chunk moved are now exact (:func:`~probeval.labelfree.label_shift._others_sums`; the
-    docs' *Label shift*, multiclass)."""
+    0.033). With the other chunks' evidence by Laplace's method about one mode alone, the still
+    chunks' sds were 0.747-0.926 and their correlations 0.214 off (the mixed 0.066,
+    0.971-1.022, 0.039): μ's posterior has a mode at each still chunk's own reading. Its terms
+    with at most one other chunk moved are now exact
+    (:func:`~probeval.labelfree.label_shift._others_sums`; the docs' *Label shift*,
+    multiclass)."""
     k = 3
     basis = np.linalg.eigh(np.eye(k) - 1.0 / k)[1][:, 1:]
     rng = np.random.default_rng(7)
