@@ -579,9 +579,9 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
     moved are computed exactly (Gaussian integrals), Laplace's method keeping its share of two
     or more (each chunk moved with its share at the mode, independently); the chunk's slab is
     then μ's as each part has it (its prior; the lone chunks' mixture, by its moments; the
-    Laplace term's). Returns each chunk's posterior mean
-    and covariance (chunks, K, K; the mixture's moments), centred as ``mean`` and ``cov`` are.
-    A chunk with no information (no rows) gets its prior's moments."""
+    Laplace term's). Returns each chunk's posterior mean and covariance (chunks, K, K; the
+    mixture's moments), centred as ``mean`` and ``cov`` are. A chunk with no information (no
+    rows) gets its prior's moments."""
     mean = np.asarray(mean, dtype=np.float64)
     cov = np.asarray(cov, dtype=np.float64)
     n, k = mean.shape
@@ -706,8 +706,8 @@ def pooled_class_shifts(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, 
             others_evidence = np.logaddexp(laplace, exact_part)
             spread_near = second_near - centre_near[..., :, None] * centre_near[..., None, :]
             # The chunk's own evidence under its slab: μ as the Laplace term has it, as its
-            # prior (no other chunk moved) or as the lone chunks' mixture;
-            # each computed only where it weighs.
+            # prior (no other chunk moved) or as the lone chunks' mixture; each computed only
+            # where it weighs.
             own, own_mean, own_second = _own_slab(
                 h[rows],
                 lik[rows],
