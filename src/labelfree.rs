@@ -481,6 +481,10 @@ pub struct Drift {
     pub centre: f64,
     /// Standard deviation (logit) of each bin's own deviation.
     pub bin_sd: f64,
+    /// Per bin, a further variance (logit²) of its own deviation on top of every chunk's
+    /// `bin_sd` (or `chunk_bin_sd`): the bins are not alike in how much they move on their
+    /// own (a threshold's few, clustered predicted positives move more). Empty: none.
+    pub bin_extra_var: Vec<f64>,
     /// Per bin: slope of the positive rate on the score, its standard error, and the mean
     /// reference score.
     pub slope: Vec<f64>,
@@ -797,13 +801,19 @@ impl Drift {
         let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
         let valid = self.bin_sd.is_finite()
             && self.bin_sd >= 0.0
+            && (self.bin_extra_var.is_empty() || self.bin_extra_var.len() == k)
+            && self
+                .bin_extra_var
+                .iter()
+                .all(|v| v.is_finite() && *v >= 0.0)
             && self.centre.is_finite()
             && finite(&self.slope)
             && finite(&self.ref_mean)
             && self.slope_se.iter().all(|x| x.is_finite() && *x >= 0.0);
         if !valid {
             return Err(Error::invalid(
-                "drift parameters must be finite (standard deviations >= 0)",
+                "drift parameters must be finite (standard deviations >= 0; one further bin variance \
+                 >= 0 per bin, or none)",
             ));
         }
         Ok(())
@@ -938,8 +948,10 @@ impl Drift {
             _ => centre_shift,
         };
         let bin_sd = self.bin_sd_of(chunk);
+        let own_var =
+            |i: usize| bin_sd * bin_sd + self.bin_extra_var.get(i).copied().unwrap_or(0.0);
         let mut offset = vec![0.0; k];
-        let mut sd = vec![bin_sd; k];
+        let mut sd: Vec<f64> = (0..k).map(|i| own_var(i).sqrt()).collect();
         // The reference rate's own uncertainty (for the labels' likelihood only: the draws
         // carry it through the shared rate draws).
         let mut rate_var = vec![0.0; k];
@@ -956,7 +968,7 @@ impl Drift {
                 let shifted = (r + self.slope[i] * moved).clamp(1e-6, 1.0 - 1e-6);
                 offset[i] = logit(shifted) - centre[i];
                 let se = self.slope_se[i] * moved / v;
-                sd[i] = (bin_sd * bin_sd + se * se).sqrt();
+                sd[i] = (own_var(i) + se * se).sqrt();
                 // Labels missing depending on the score: the labelled rows' rate where they
                 // sit, not the bin's (the highest scores reviewed first put them at its top).
                 if stats.labelled_pos[i] + stats.labelled_neg[i] > 0.0 {
@@ -3423,6 +3435,7 @@ mod tests {
             chunk_tilt_prior: Vec::new(),
             chunk_bin_sd: Vec::new(),
             chunk_centre_sd: Vec::new(),
+            bin_extra_var: Vec::new(),
             class_shift: None,
         };
         let (chunk_scores, chunk_labels) = calibrated(4_000, 6);
@@ -4113,6 +4126,41 @@ mod tests {
     }
 
     #[test]
+    fn each_bin_gets_its_further_variance() {
+        let (cal, drift, chunks) = drift_with_labelled_chunks();
+        let centre = drift.centre_shifts(&cal);
+        let k = cal.n_bins();
+        // The last bin deviates further on its own, in every chunk; the others as before.
+        let mut extra = vec![0.0; k];
+        extra[k - 1] = 0.25;
+        let uneven = Drift {
+            bin_extra_var: extra.clone(),
+            ..drift.clone()
+        };
+        for (c, chunk) in chunks.iter().enumerate() {
+            let wide = uneven.chunk_model(&cal, chunk, &centre, c);
+            let plain = drift.chunk_model(&cal, chunk, &centre, c);
+            let bins = extra.iter().zip(wide.sd.iter().zip(&plain.sd));
+            for (i, (e, (w, p))) in bins.enumerate() {
+                assert!((w * w - (p * p + e)).abs() < 1e-12, "bin {i}: {w} {p}");
+            }
+        }
+        // One finite value >= 0 per bin, or none.
+        for bad in [
+            vec![0.1],
+            vec![-0.1; k],
+            vec![f64::NAN; k],
+            vec![f64::INFINITY; k],
+        ] {
+            let broken = Drift {
+                bin_extra_var: bad,
+                ..drift.clone()
+            };
+            assert!(drift_shift_posteriors(&cal, &broken, &chunks).is_err());
+        }
+    }
+
+    #[test]
     fn rate_prior_is_two_rows_centred_on_the_bin_or_the_reference_rate() {
         let (scores, labels) = calibrated(5_000, 3);
         let cal = fit(&scores, &labels, 10, 0.5).unwrap();
@@ -4399,6 +4447,7 @@ mod tests {
             chunk_tilt_prior: Vec::new(),
             chunk_bin_sd: Vec::new(),
             chunk_centre_sd: Vec::new(),
+            bin_extra_var: Vec::new(),
             class_shift: None,
         }
     }

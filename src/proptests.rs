@@ -213,6 +213,8 @@ proptest! {
             // Chunks whose scores moved: each its own, larger bin sd.
             chunk_bin_sd: (0..chunks.len()).map(|c| bin_sd * (1.0 + c as f64)).collect(),
             chunk_centre_sd: Vec::new(),
+            // Bins that move on their own more than the rest.
+            bin_extra_var: (0..k).map(|i| bin_sd * (i % 3) as f64).collect(),
             // Two groups of bins (a multiclass model's predicted classes), each its own shift.
             class_shift: Some(labelfree::ClassShift {
                 groups: (0..k).map(|i| i % 2).collect(),

@@ -3000,9 +3000,10 @@ def test_explained_spread_changes_only_the_spreads_and_the_bins_sd(
     seed: int, periods: int, level_sd: float, per_level: float
 ) -> None:
     """Whatever the periods: keeping the spread the level explains in the shift's and the
-    tilt's τ changes their τs and priors and the bins' sd and nothing else; each τ is the
-    posterior's of the periods' whole shifts or tilts, and the bins' sd is the uncoupled
-    drift's (measured around the periods' whole recalibrations)."""
+    tilt's τ changes their τs and priors and the bins' sd (and each bin's further variance)
+    and nothing else; each τ is the posterior's of the periods' whole shifts or tilts, and the
+    bins' sd and further variances are the uncoupled drift's (measured around the periods'
+    whole recalibrations)."""
     from probeval.labelfree.drift import (
         _period_effects,
         learn_drift,
@@ -3024,13 +3025,15 @@ def test_explained_spread_changes_only_the_spreads_and_the_bins_sd(
     whole = learn_drift(sums, coupled=True, explained_spread=True)
     spread_fields = {"tilt", "tilt_log_prior", "tilt_sd", "shift", "shift_log_prior", "shift_sd"}
     for name, value in narrow.__dict__.items():
-        if name not in spread_fields | {"bin_sd"}:
+        if name not in spread_fields | {"bin_sd", "bin_extra_var"}:
             np.testing.assert_array_equal(getattr(whole, name), value, err_msg=name)
     assert np.isfinite(whole.tilt).all()
     assert np.isfinite(whole.shift).all()
     assert whole.tilt_log_prior.max() == 0.0
     assert whole.shift_log_prior.max() == 0.0
-    assert whole.bin_sd == learn_drift(sums, coupled=False).bin_sd
+    uncoupled = learn_drift(sums, coupled=False)
+    assert whole.bin_sd == uncoupled.bin_sd
+    np.testing.assert_array_equal(whole.bin_extra_var, uncoupled.bin_extra_var)
     frame = _period_effects(sums, 1.0, True)
     if frame.effect is not None and frame.inverse is not None:
         for e, got in ((0, whole.shift_sd), (1, whole.tilt_sd)):
@@ -3306,6 +3309,52 @@ def _centre_shifts_brute_force(
             low, high = (mid, high) if (w * moved).sum() < 1 / (1 + np.exp(-ell)) else (low, mid)
         out[i] = 0.5 * (low + high)
     return out
+
+
+def test_scaled_chi2_log_likelihood_matches_scipy() -> None:
+    """The per-bin variance's likelihood (a scaled chi-square matched to the statistic's mean
+    and variance) against scipy's chi2 density of statistic / c, less log c, to 1e-10."""
+    from scipy.stats import chi2
+
+    from probeval.labelfree.drift import _scaled_chi2_log_likelihood
+
+    mean = np.array([3.0, 10.0, 40.0, 250.0])
+    var = np.array([6.0, 31.0, 200.0, 9_000.0])
+    for statistic in (0.5, 9.0, 70.0):
+        got = _scaled_chi2_log_likelihood(statistic, mean, var)
+        c, nu = var / (2 * mean), 2 * mean**2 / var
+        np.testing.assert_allclose(got, chi2.logpdf(statistic / c, nu) - np.log(c), atol=1e-10)
+
+
+def test_bin_extra_variances_find_the_bin_that_moves_on_its_own() -> None:
+    """Twenty periods of ten bins (binomial weights 100-300), each cell's z² drawn as
+    (1 + v w) chi-square(1): every bin at the common v = 0.01 but the last at 0.26. Over 20
+    streams the last bin's further variance averages 0.25 within three standard errors (the
+    posterior median of a variance sits a little high: 0.288 +- 0.018 measured), and no other
+    bin gets any; when the last bin moves like the rest, none does."""
+    from probeval.labelfree.drift import bin_extra_variances
+
+    periods, bins, common = 20, 10, 0.01
+    for further in (0.25, 0.0):
+        found = []
+        for seed in range(20):
+            rng = np.random.default_rng(seed)
+            weights = rng.uniform(100, 300, (periods, bins))
+            v = np.full(bins, common)
+            v[-1] += further
+            z2 = (1 + v * weights) * rng.chisquare(1, (periods, bins))
+            used = np.ones((periods, bins), dtype=bool)
+            evidence = (float(z2.sum()), weights[used], periods * bins, z2, weights, used)
+            extra = bin_extra_variances(evidence, common)
+            assert extra.shape == (bins,)
+            assert np.all(extra[:-1] == 0.0), extra
+            found.append(float(extra[-1]))
+        values = np.array(found)
+        if further:
+            se = values.std(ddof=1) / np.sqrt(values.shape[0])
+            assert abs(values.mean() - further) <= 3 * se, (values.mean(), se)
+        else:
+            assert np.all(values == 0.0), values
 
 
 def test_expected_logits_match_a_brute_force_of_the_drift_model(

@@ -168,7 +168,8 @@ pub(super) fn labelfree_chunk_stats<'py>(
 /// grid, its prior log-density), centre, bin sd, slope, slope se, reference mean score,
 /// per-chunk shift priors (chunks, shift points), or (0, points) for the grid's own prior,
 /// per-chunk bin sds (chunks,), or (0,) for the bin sd, per-chunk tilt priors (chunks, tilt
-/// points), or (0, points), per-chunk centring sds (chunks,), or (0,) for the periods' own).
+/// points), or (0, points), per-chunk centring sds (chunks,), or (0,) for the periods' own,
+/// per-bin further variances of the bins' own deviations (bins,), or (0,) for none).
 type DriftArgs<'py> = (
     (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
     (PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>),
@@ -180,6 +181,7 @@ type DriftArgs<'py> = (
     PyReadonlyArray2<'py, f64>,
     PyReadonlyArray1<'py, f64>,
     PyReadonlyArray2<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
     PyReadonlyArray1<'py, f64>,
 );
 
@@ -200,6 +202,7 @@ fn drift(args: &DriftArgs<'_>) -> labelfree::Drift {
         chunk_bin_sd: flat(&args.8).into_owned(),
         chunk_tilt_prior: args.9.as_array().iter().copied().collect(),
         chunk_centre_sd: flat(&args.10).into_owned(),
+        bin_extra_var: flat(&args.11).into_owned(),
         class_shift: None,
     }
 }
