@@ -998,11 +998,11 @@ def _fit_periods(
     """One calibration's drift, its bin sd still 0, and the evidence on the bins' own
     deviations: the periods' Pearson statistic, the cells' binomial weights and the degrees
     of freedom, and per cell (periods x bins) its z², weight and whether it counts (None when
-    there is none). ``decoupled``: the periods' effects less their
-    level's part, and the coupling (:func:`_decoupled`); ``taus``: the shift's and the tilt's
-    τ posteriors once learned with other calibrations' (:func:`_together_still`; None: from
-    this one's periods alone). ``bins_keep_level``: the Pearson statistic is taken around the
-    periods' recalibrations less their level's part, so the bins' own sd keeps that part
+    there is none). ``decoupled``: the periods' effects less their level's part, and the
+    coupling (:func:`_decoupled`); ``taus``: the shift's and the tilt's τ posteriors once
+    learned with other calibrations' (:func:`_together_still`; None: from this one's periods
+    alone). ``bins_keep_level``: the Pearson statistic is taken around the periods'
+    recalibrations less their level's part, so the bins' own sd keeps that part
     (:func:`learn_drifts`); otherwise around the periods' whole recalibrations."""
     sums, periods, spread, expected = frame.sums, frame.periods, frame.spread, frame.expected
     pn, px = sums[..., 0], sums[..., 1]
