@@ -1118,6 +1118,16 @@ def _coupling(
     return slab * mean, slab * (var + mean**2) - (slab * mean) ** 2
 
 
+def _pearson_moments(
+    v: np.ndarray, weights: np.ndarray, share: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each variance in ``v`` (logit²) of the bins' own deviations: the mean and variance of
+    the periods' Pearson statistic over cells of binomial weights ``weights``, each cell's z²
+    being (1 + v w) χ²₁ and ``share`` of the degrees of freedom left after the fit."""
+    scaled = 1.0 + v[:, None] * weights[None, :]
+    return share * scaled.sum(axis=1), 2.0 * share * (scaled**2).sum(axis=1)
+
+
 def _bin_sd(statistic: float, weights: np.ndarray, dof: int) -> float:
     """The bins' own logit sd s from the periods' Pearson statistic Σ z² (``statistic``, with
     ``dof`` degrees of freedom over cells of binomial weights n p (1 - p)): each cell's z² is
@@ -1130,9 +1140,7 @@ def _bin_sd(statistic: float, weights: np.ndarray, dof: int) -> float:
     moment = (statistic - dof) / (share * float(weights.sum()))
     top = max(4.0 * moment, 20.0 * math.sqrt(2.0 * dof) / (share * float(weights.sum())))
     v = np.linspace(0.0, top, _TAU_GRID)
-    scaled = 1.0 + v[:, None] * weights[None, :]
-    mean = share * scaled.sum(axis=1)
-    var = 2.0 * share * (scaled**2).sum(axis=1)
+    mean, var = _pearson_moments(v, weights, share)
     log_lik = -0.5 * (np.log(var) + (statistic - mean) ** 2 / var)
     prior = np.full(v.shape[0], (1 - STILL_PRIOR) / (v.shape[0] - 1))
     prior[0] = STILL_PRIOR
@@ -1175,13 +1183,8 @@ def bin_extra_variances(evidence: _BinEvidence, common: float) -> np.ndarray:
         cells = used[:, i]
         if cells.sum() < 2:
             continue
-        weights = wm[cells, i]
-        scaled = 1.0 + v[:, None] * weights[None, :]
-        log_lik = _scaled_chi2_log_likelihood(
-            float(z2[cells, i].sum()),
-            share * scaled.sum(axis=1),
-            2.0 * share * (scaled**2).sum(axis=1),
-        )
+        mean, var = _pearson_moments(v, wm[cells, i], share)
+        log_lik = _scaled_chi2_log_likelihood(float(z2[cells, i].sum()), mean, var)
         weight = prior * np.exp(log_lik - log_lik.max())
         cumulative = np.cumsum(weight[order]) / weight.sum()
         median = float(v[order][np.searchsorted(cumulative, 0.5)])
