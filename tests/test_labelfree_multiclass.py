@@ -1886,7 +1886,7 @@ def test_coverage_over_400_replications(
     .965 (K = 10: .948 / .950 / .950 and .943 / .938 / .945). Macro AUC of moved populations
     sits high (.978, .985): their one-vs-rest calibrations also get the further shift of a
     chunk whose scores moved (``drift_per_shift``). How each model change moved these rows:
-    docs/labelfree.md ("Multiclass models").
+    docs/labelfree-record.md ("Multiclass models").
     Macro average precision: K = 3 pooled .960 / .945, not moving .975 / .955, moved 1.000 /
     .993; K = 10 pooled .968 / .963, not moving .955 / .970, moved .998 / .963 (HDI ends from
     1,000 draws carry Monte Carlo error: a build whose draws differ in their last digits moves

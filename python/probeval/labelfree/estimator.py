@@ -398,7 +398,7 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         how far the scores moved beyond it. Simulated label shift (prevalence odds x 1.3):
         accuracy, precision and recall cover 0.96-0.97 of chunks with errors 0.21-0.27 times
         the default's (which covers 0.65-0.69); on a covariate shift it covers 0.53-0.56
-        (docs/labelfree.md).
+        (docs/labelfree-record.md).
         A multiclass fit's classes each move their own way, shown by each chunk's confidence
         bins (each holds the reference's classes times e^g_k), which moves every bin's
         correct rate and its mistakes' classes together, and the one-vs-rest ranking
@@ -2035,10 +2035,10 @@ class LabelFreeEstimator(HtmlRepr, ValueEquality):
         The bins a threshold cuts through can sit off their chunks' shift and tilt all through
         production: the weather-only flights model's predicted positives were right 0.59 of
         the time against 0.49 expected, and with 5% of rows labelled its precision, recall and
-        F1 HDIs covered 0.73 / 0.67 / 0.61 of chunks (docs/labelfree.md). A multiclass fit's
+        F1 HDIs covered 0.73 / 0.67 / 0.61 of chunks (docs/labelfree-record.md). A multiclass fit's
         one-vs-rest calibrations do not take it: there it moved the errors of macro ROC AUC
-        and average precision by -0.8% (docs/labelfree.md). Also returns the rates the offsets
-        were learned around, moved by them (chunks x bins, logit)."""
+        and average precision by -0.8% (docs/labelfree-record.md). Also returns the rates the
+        offsets were learned around, moved by them (chunks x bins, logit)."""
         expected = _core.labelfree_drift_expected_logits(calibration, drift, stats)
         offset, var = production_bin_offsets(
             expected,

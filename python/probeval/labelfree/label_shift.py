@@ -75,7 +75,7 @@ _BLOCK = 256
 #: 2026-12-07), the label shift cost a stable stream a quarter more error than the default
 #: (20 streams: accuracy .0067 against .0054, precision .0119 against .0089): the noise of each
 #: chunk's reading. Pooled, .0055 / .0088, and where the prevalence odds moved by x 1.3, x 1.1
-#: or x 0.5 in every chunk the errors fell by 10-20% (docs/labelfree.md, *Label shift*).
+#: or x 0.5 in every chunk the errors fell by 10-20% (docs/labelfree-record.md, *Label shift*).
 #: 0.3 and 0.7 gave the same errors within .0002 on five simulations. A multiclass model's class
 #: shifts share it (:func:`pooled_class_shifts`): read chunk by chunk they cost a stable stream
 #: accuracy .0057 against the default's .0050 and the rare class's precision .0310 against

@@ -119,7 +119,7 @@ MAX_TILT_CORRELATION = 0.9
 #: to 0.81, and a chunk's 250 labels (5%) measure a class's AUC with an sd near 0.03, more than
 #: the errors to be explained (macro AUC's mean absolute error 0.010-0.014). So it is a prior,
 #: halfway between drifts apart (0) and one drift for all (1), measured at 0 / 0.5 / 0.8 / 1
-#: (docs/labelfree.md): those streams 0.86 / 0.89 / 0.91 / 0.98, 0.91 / 0.95 / 0.95 / 0.98,
+#: (docs/labelfree-record.md): those streams 0.86 / 0.89 / 0.91 / 0.98, 0.91 / 0.95 / 0.95 / 0.98,
 #: 0.82 / 0.91 / 0.93 / 0.95 (sd of the z-values 0.90-1.22 at 0, 0.70-1.03 at 0.5, 0.56-0.84
 #: at 1), while calibrated simulations, whose AUC barely drifts, moved by at most 0.02.
 AUC_DRIFT_CORRELATION = 0.5
@@ -655,7 +655,7 @@ def class_shift_sd(sums: np.ndarray, predicted: np.ndarray, k: int) -> np.ndarra
 #: against a common τ of 0.25-0.37; with the common τ its precision covered 0.73-0.86 of
 #: chunks, with its own (three of four streams pass, statistics 5.7-9.6) 0.77-0.95. Without
 #: the test, 43% of calibrated K = 3 simulations took an own τ and their macro F1 HDIs
-#: covered 0.975 instead of 0.968; with it none did (docs/labelfree.md).
+#: covered 0.975 instead of 0.968; with it none did (docs/labelfree-record.md).
 CLASS_OWN_SD_LR = 3.84
 
 
