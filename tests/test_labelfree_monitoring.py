@@ -3344,7 +3344,9 @@ def test_bin_extra_variances_find_the_bin_that_moves_on_its_own() -> None:
             v[-1] += further
             z2 = (1 + v * weights) * rng.chisquare(1, (periods, bins))
             used = np.ones((periods, bins), dtype=bool)
-            evidence = (float(z2.sum()), weights[used], periods * bins, z2, weights, used)
+            # Each cell's z² drawn as it is, not fitted: no leverage.
+            leverage = np.zeros_like(weights)
+            evidence = (float(z2.sum()), weights[used], periods * bins, z2, weights, used, leverage)
             extra = bin_extra_variances(evidence, common)
             assert extra.shape == (bins,)
             assert np.all(extra[:-1] == 0.0), extra
@@ -3355,6 +3357,44 @@ def test_bin_extra_variances_find_the_bin_that_moves_on_its_own() -> None:
             assert abs(values.mean() - further) <= 3 * se, (values.mean(), se)
         else:
             assert np.all(values == 0.0), values
+
+
+def test_recalibration_leverage_is_the_hat_matrix_diagonal() -> None:
+    """Each cell's leverage in its period's shift-and-tilt fit (``_recalibration_leverage``)
+    against numpy's hat matrix W^½ X (Xᵀ W X)⁻¹ Xᵀ W^½ per period, to 1e-12; an unused cell
+    (weight 0) has none, and a period with one bin fits it exactly. And the deleted residual
+    it gives is the brute-force one: a cell's residual from the fit without it, in units of
+    its noise, squared, is its fitted z² over (1 - h)²."""
+    from probeval.labelfree.drift import _recalibration_leverage
+
+    rng = np.random.default_rng(3)
+    spread = np.linspace(-2.0, 2.5, 9)
+    weights = rng.uniform(5.0, 150.0, (6, 9))
+    weights[1, [0, 4]] = 0.0
+    weights[5, :] = 0.0
+    weights[5, 3] = 40.0
+    got = _recalibration_leverage(weights, spread)
+    for period in range(5):
+        w = weights[period]
+        x = np.column_stack([np.ones(9), spread])
+        root = np.sqrt(w)[:, None] * x
+        hat = root @ np.linalg.pinv(root.T @ root) @ root.T
+        np.testing.assert_allclose(got[period], np.diag(hat), rtol=0, atol=1e-12)
+    assert got[1, 0] == 0.0
+    assert got[1, 4] == 0.0
+    assert got[5, 3] == 1.0
+    # Deleted residuals: y = x b + noise of sd 1 / sqrt(w), in z units.
+    w = weights[0]
+    x = np.column_stack([np.ones(9), spread])
+    y = x @ np.array([0.3, -0.2]) + rng.normal(size=9) / np.sqrt(w)
+    fit = np.linalg.lstsq(np.sqrt(w)[:, None] * x, np.sqrt(w) * y, rcond=None)[0]
+    z2 = w * (y - x @ fit) ** 2
+    for cell in range(9):
+        others = np.arange(9) != cell
+        rows = np.sqrt(w[others])[:, None] * x[others]
+        without = np.linalg.lstsq(rows, np.sqrt(w[others]) * y[others], rcond=None)[0]
+        brute = w[cell] * (y[cell] - x[cell] @ without) ** 2
+        assert z2[cell] / (1.0 - got[0, cell]) ** 2 == pytest.approx(brute, rel=1e-9)
 
 
 def test_expected_logits_match_a_brute_force_of_the_drift_model(

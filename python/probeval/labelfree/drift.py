@@ -795,7 +795,7 @@ def learn_drifts(
 _Taus = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 #: The periods' evidence on the bins' own deviations (:func:`_fit_periods`).
-_BinEvidence = tuple[float, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]
+_BinEvidence = tuple[float, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -986,6 +986,21 @@ def _decoupled(
     return effect, coupling
 
 
+def _recalibration_leverage(weights: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """Per cell (periods x bins), the leverage h of its bin in its period's recalibration: the
+    weighted least-squares fit of a shift and a tilt, x = (1, the bin's ``spread``), over the
+    period's cells of binomial ``weights`` (0: not used), h = w xᵀ (Σ w x xᵀ)⁻¹ x. A period
+    whose cells cannot tell a tilt from a shift (one bin) fits its cells exactly (h = 1)."""
+    s0 = weights.sum(axis=1, keepdims=True)
+    s1 = (weights * spread).sum(axis=1, keepdims=True)
+    s2 = (weights * spread**2).sum(axis=1, keepdims=True)
+    det = s0 * s2 - s1**2
+    exact = det <= 1e-12 * np.maximum(s0 * s2, 1e-300)
+    h = weights * (s2 - 2.0 * s1 * spread + s0 * spread**2) / np.where(exact, 1.0, det)
+    out: np.ndarray = np.where(exact & (weights > 0), 1.0, np.clip(h, 0.0, 1.0))
+    return out
+
+
 def _fit_periods(
     frame: _Periods,
     decoupled: tuple[np.ndarray | None, dict[str, Any]],
@@ -1042,7 +1057,8 @@ def _fit_periods(
     z2 = np.where(used, (px - pn * moved) ** 2 / np.maximum(wm, 1e-300), 0.0)
     n_cells = int(used.sum())
     dof = n_cells - 2 * b - int(used.any(axis=0).sum()) + 1
-    evidence = (float(z2[used].sum()), wm[used], dof, z2, wm, used) if dof > 0 else None
+    leverage = _recalibration_leverage(np.where(used, wm, 0.0), spread)
+    evidence = (float(z2[used].sum()), wm[used], dof, z2, wm, used, leverage) if dof > 0 else None
     dispersion, median = _count_spread(pn[periods], frame.counts)
     drift = Drift(
         slope=frame.slope,
@@ -1163,8 +1179,10 @@ def _scaled_chi2_log_likelihood(statistic: float, mean: np.ndarray, var: np.ndar
 
 def bin_extra_variances(evidence: _BinEvidence, common: float) -> np.ndarray:
     """Per bin, how much further its own deviations vary than the ``common`` variance (logit²)
-    every bin gets. The periods' Pearson statistic of that bin alone, with its share of the
-    degrees of freedom, gives its variance v a likelihood (a scaled χ²); prior mass
+    every bin gets. The periods' Pearson statistic of that bin alone, each cell read against
+    its period's recalibration fitted without it (a deleted residual, z² / (1 - h) for its
+    leverage h: :func:`_recalibration_leverage`), gives its variance v a likelihood (a scaled
+    χ²); prior mass
     ``BIN_ALIKE_PRIOR`` on "like the rest" (v = ``common``), the rest uniform on v up to
     ``common`` + 2²; returns max(0, median of v - ``common``). The median, not the mean: where
     the periods cannot tell (a bin whose rate sits at 0.999 has almost no binomial weight), the
@@ -1172,19 +1190,27 @@ def bin_extra_variances(evidence: _BinEvidence, common: float) -> np.ndarray:
     The bins are not alike: the 2013 flights' schedule models' bin above the threshold, whose
     few predicted positives come from a few stormy hours, deviates by sd 0.22-0.39 logit from
     window to window, the middle bins by at most 0.15."""
-    _, _, dof, z2, wm, used = evidence
-    share = dof / int(used.sum())
+    _, _, _, z2, wm, used, leverage = evidence
+    # Each cell against its period's recalibration fitted without it (a deleted residual): a
+    # bin at an end of the score range, where the threshold's bins sit, has the leverage to
+    # pull its period's tilt towards its own deviation, and its fitted residual hides what
+    # the tilt took (the degrees of freedom's average share understates it there).
+    keep = 1.0 - leverage
+    informative = used & (keep > 1e-6)
+    deleted = np.where(informative, z2 / np.where(informative, keep, 1.0), 0.0)
     v = np.append(np.linspace(0.0, common + _TAU_MAX**2, _TAU_GRID), common)
     prior = np.full(v.shape[0], (1.0 - BIN_ALIKE_PRIOR) / (v.shape[0] - 1))
     prior[-1] = BIN_ALIKE_PRIOR
     order = np.argsort(v, kind="stable")
     out = np.zeros(used.shape[1])
     for i in range(used.shape[1]):
-        cells = used[:, i]
+        cells = informative[:, i]
         if cells.sum() < 2:
             continue
-        mean, var = _pearson_moments(v, wm[cells, i], share)
-        log_lik = _scaled_chi2_log_likelihood(float(z2[cells, i].sum()), mean, var)
+        # A deleted residual's z² is about (1 / (1 - h) + v w) χ²₁, that is (1 + v w (1 - h))
+        # χ²₁ over 1 - h: a whole degree of freedom per cell.
+        mean, var = _pearson_moments(v, wm[cells, i] * keep[cells, i], 1.0)
+        log_lik = _scaled_chi2_log_likelihood(float(deleted[cells, i].sum()), mean, var)
         weight = prior * np.exp(log_lik - log_lik.max())
         cumulative = np.cumsum(weight[order]) / weight.sum()
         median = float(v[order][np.searchsorted(cumulative, 0.5)])
