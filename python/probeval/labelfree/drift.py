@@ -1180,9 +1180,9 @@ def _scaled_chi2_log_likelihood(statistic: float, mean: np.ndarray, var: np.ndar
 def bin_extra_variances(evidence: _BinEvidence, common: float) -> np.ndarray:
     """Per bin, how much further its own deviations vary than the ``common`` variance (logit²)
     every bin gets. The periods' Pearson statistic of that bin alone, each cell read against
-    its period's recalibration fitted without it (a deleted residual, z² / (1 - h) for its
-    leverage h: :func:`_recalibration_leverage`), gives its variance v a likelihood (a scaled
-    χ²); prior mass
+    its period's recalibration fitted without it (its deleted residual d = r / (1 - h) for its
+    leverage h, :func:`_recalibration_leverage`, taken as d² (1 - h) = z² / (1 - h)), gives
+    its variance v a likelihood (a scaled χ²); prior mass
     ``BIN_ALIKE_PRIOR`` on "like the rest" (v = ``common``), the rest uniform on v up to
     ``common`` + 2²; returns max(0, median of v - ``common``). The median, not the mean: where
     the periods cannot tell (a bin whose rate sits at 0.999 has almost no binomial weight), the
@@ -1197,6 +1197,7 @@ def bin_extra_variances(evidence: _BinEvidence, common: float) -> np.ndarray:
     # the tilt took (the degrees of freedom's average share understates it there).
     keep = 1.0 - leverage
     informative = used & (keep > 1e-6)
+    # d² (1 - h) for the deleted residual d = r / (1 - h): z² / (1 - h).
     deleted = np.where(informative, z2 / np.where(informative, keep, 1.0), 0.0)
     v = np.append(np.linspace(0.0, common + _TAU_MAX**2, _TAU_GRID), common)
     prior = np.full(v.shape[0], (1.0 - BIN_ALIKE_PRIOR) / (v.shape[0] - 1))
@@ -1207,8 +1208,8 @@ def bin_extra_variances(evidence: _BinEvidence, common: float) -> np.ndarray:
         cells = informative[:, i]
         if cells.sum() < 2:
             continue
-        # A deleted residual's z² is about (1 / (1 - h) + v w) χ²₁, that is (1 + v w (1 - h))
-        # χ²₁ over 1 - h: a whole degree of freedom per cell.
+        # The deleted residual's d² is about (1 / (1 - h) + v w) χ²₁, so d² (1 - h) is about
+        # (1 + v w (1 - h)) χ²₁: a whole degree of freedom per cell.
         mean, var = _pearson_moments(v, wm[cells, i] * keep[cells, i], 1.0)
         log_lik = _scaled_chi2_log_likelihood(float(deleted[cells, i].sum()), mean, var)
         weight = prior * np.exp(log_lik - log_lik.max())
